@@ -1,0 +1,49 @@
+import assert from "node:assert/strict";
+import { createService } from "./main.ts";
+import { dbTest, testDeps, testTeam } from "./shared/testing.ts";
+
+dbTest("GET /healthz answers ok when the database and KV answer", async () => {
+  const app = createService(await testDeps());
+  const res = await app.request("/healthz");
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), { status: "ok", database: true, kv: true });
+  assert.ok(res.headers.get("x-request-id"));
+});
+
+dbTest("an unknown route is 404 'Cannot <METHOD> <path>' in Shape A", async () => {
+  const app = createService(await testDeps());
+  const { keys } = await testTeam(await testDeps());
+  const res = await app.request("/api/v1/nothing", { headers: { "X-API-Key": keys.live } });
+  assert.equal(res.status, 404);
+  assert.deepEqual(await res.json(), {
+    statusCode: 404,
+    message: "Cannot GET /api/v1/nothing",
+    error: "Not Found",
+    code: "route_not_found",
+  });
+});
+
+dbTest("a missing or unknown API key is 401 in Shape B with the message on top too", async () => {
+  const app = createService(await testDeps());
+  const missing = await app.request("/api/v1/contacts");
+  assert.equal(missing.status, 401);
+  assert.deepEqual(await missing.json(), {
+    statusCode: 401,
+    message: "Missing API key",
+    error: { type: "authentication_error", message: "Missing API key" },
+  });
+  const unknown = await app.request("/api/v1/contacts", { headers: { "X-API-Key": "sk_live_nope" } });
+  assert.equal((await unknown.json()).error.message, "Invalid API key");
+});
+
+dbTest("the OpenAPI document is generated and /docs serves a reference page", async () => {
+  const app = createService(await testDeps());
+  const doc = await app.request("/api/v1/openapi.json");
+  assert.equal(doc.status, 200);
+  const body = await doc.json();
+  assert.equal(body.openapi, "3.1.0");
+  assert.ok(body.paths["/healthz"]);
+  const docs = await app.request("/docs");
+  assert.equal(docs.status, 200);
+  assert.match(await docs.text(), /openapi\.json/);
+});

@@ -1,0 +1,75 @@
+import { z } from "zod";
+
+const bool = z
+  .enum(["1", "0", "true", "false", "yes", "no"])
+  .transform((v) => v === "1" || v === "true" || v === "yes");
+const int = (fallback: number) => z.coerce.number().int().nonnegative().default(fallback);
+const num = (fallback: number) => z.coerce.number().nonnegative().default(fallback);
+
+/** Every setting the service reads from its environment, with its default. */
+const ConfigSchema = z.object({
+  PORT: int(8000),
+  HOST: z.string().default("0.0.0.0"),
+  DATABASE_URL: z.string().optional(),
+  /** Folder of the embedded Postgres; `memory://` keeps it in memory. */
+  PGLITE_DIR: z.string().default("./.data/pg"),
+  KV_PATH: z.string().default("./.data/kv.sqlite3"),
+  ADMIN_TOKEN: z.string().min(16).optional(),
+  DEMO_SEED: bool.default(true),
+  OTP_TOKEN_SECRET: z.string().min(16).optional(),
+  TRUST_PROXY: bool.default(false),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+
+  RATE_LIMIT_FREE: int(100),
+  RATE_LIMIT_PRO: int(10_000),
+  RATE_LIMIT_PLUS: int(50_000),
+  RATE_LIMIT_ENTERPRISE: int(1_000_000),
+
+  EMAIL_FROM: z.string().default("no-reply@example.com"),
+  EMAIL_FROM_NAME: z.string().default("Messaging"),
+  SMS_FROM: z.string().default("+15005550006"),
+  WHATSAPP_FROM: z.string().default("+15005550006"),
+  PUSH_APP: z.string().default("default"),
+
+  RESEND_API_KEY: z.string().optional(),
+  RESEND_BASE_URL: z.string().url().optional(),
+  TWILIO_ACCOUNT_SID: z.string().optional(),
+  TWILIO_AUTH_TOKEN: z.string().optional(),
+  TWILIO_BASE_URL: z.string().url().optional(),
+  FCM_SERVICE_ACCOUNT: z.string().optional(),
+  FCM_BASE_URL: z.string().url().optional(),
+  APNS_TEAM_ID: z.string().optional(),
+  APNS_KEY_ID: z.string().optional(),
+  APNS_PRIVATE_KEY: z.string().optional(),
+  APNS_BUNDLE_ID: z.string().optional(),
+  APNS_BASE_URL: z.string().url().optional(),
+
+  PRICE_SMS_SEGMENT: num(0.0075),
+  PRICE_WHATSAPP_MARKETING: num(0.025),
+  PRICE_WHATSAPP_UTILITY: num(0.004),
+  PRICE_WHATSAPP_AUTHENTICATION: num(0.0035),
+  PRICE_EMAIL: num(0),
+  PRICE_PUSH: num(0),
+  PRICE_OTP_VERIFICATION: num(0.005),
+});
+
+/** The parsed configuration. */
+export type Config = z.infer<typeof ConfigSchema>;
+
+/** Parses an environment into a Config, failing with one line per bad variable. */
+export function parseConfig(env: Record<string, string | undefined>): Config {
+  const cleaned = Object.fromEntries(
+    Object.entries(env).filter(([, v]) => v !== undefined && v !== ""),
+  );
+  const result = ConfigSchema.safeParse(cleaned);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`Cannot start: invalid configuration\n${lines.join("\n")}`);
+  }
+  return result.data;
+}
+
+/** Reads the process environment once; the only place that touches Deno.env. */
+export function loadConfig(): Config {
+  return parseConfig(Deno.env.toObject());
+}

@@ -1,0 +1,97 @@
+import { OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import { HTTPException } from "hono/http-exception";
+import { AppError, reasonPhrase, shapeA, shapeB } from "../errors.ts";
+import { log } from "../log.ts";
+import type { AppEnv } from "./env.ts";
+import { validationError } from "./validation.ts";
+
+/** Largest request body accepted (1 MiB). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+/** A router whose validation failures become our 400 (every sub-app is made with this). */
+export function newRouter(): OpenAPIHono<AppEnv> {
+  return new OpenAPIHono<AppEnv>({
+    defaultHook: (result) => {
+      if (!result.success) throw validationError(result.error);
+    },
+  });
+}
+
+function errorResponse(c: Context<AppEnv>, err: AppError): Response {
+  const body = err.status === 401 && err.code === "authentication_error" ? shapeB(err) : shapeA(err);
+  for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
+  return c.json(body, err.status as 400);
+}
+
+/** Renders any thrown error as Shape A / Shape B; unexpected ones are logged and become a 500. */
+export function handleError(err: Error, c: Context<AppEnv>): Response {
+  if (err instanceof AppError) return errorResponse(c, err);
+  if (err instanceof HTTPException) {
+    const status = err.status;
+    const message = status === 400 && /json/i.test(err.message)
+      ? "Invalid JSON body"
+      : err.message || reasonPhrase(status);
+    const code = status === 413 ? "payload_too_large" : status === 400 ? "invalid_request" : "http_error";
+    return errorResponse(c, new AppError(status, code, message));
+  }
+  const requestId = c.get("requestId");
+  log("error", "unhandled error", { request_id: requestId, error: String(err), stack: err.stack });
+  return errorResponse(
+    c,
+    new AppError(500, "internal_error", "Internal server error", { extra: { request_id: requestId } }),
+  );
+}
+
+/** The root app: request ids, access logs, JSON body handling, one error path, 404s. */
+export function createBaseApp(): OpenAPIHono<AppEnv> {
+  const app = newRouter();
+  app.use("*", async function requestContext(c, next) {
+    const started = performance.now();
+    const requestId = crypto.randomUUID();
+    c.set("requestId", requestId);
+    await next();
+    c.header("X-Request-Id", requestId);
+    log("info", "request", {
+      request_id: requestId,
+      team_id: c.var.team?.id,
+      method: c.req.method,
+      route: c.req.routePath,
+      path: c.req.path,
+      status: c.res.status,
+      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+    });
+  });
+  app.use("*", jsonBody);
+  app.onError(handleError);
+  app.notFound((c) => errorResponse(c, new AppError(404, "route_not_found", `Cannot ${c.req.method} ${c.req.path}`)));
+  return app;
+}
+
+/**
+ * Reads a JSON body once, before validation: an empty body with a JSON content type counts as `{}`
+ * (clients send the header on body-less requests), malformed JSON is 400 'Invalid JSON body', and
+ * a body over 1 MiB is 413.
+ */
+async function jsonBody(c: Context<AppEnv>, next: () => Promise<void>): Promise<void> {
+  const method = c.req.method;
+  if (method === "GET" || method === "HEAD" || method === "OPTIONS") return await next();
+  const declared = Number(c.req.header("content-length") ?? "0");
+  if (declared > MAX_BODY_BYTES) throw new AppError(413, "payload_too_large", "Request body too large");
+  const type = (c.req.header("content-type") ?? "").split(";")[0].trim().toLowerCase();
+  if (!/^application\/([\w.-]+\+)?json$/.test(type)) return await next();
+  const text = await c.req.text();
+  if (new TextEncoder().encode(text).length > MAX_BODY_BYTES) {
+    throw new AppError(413, "payload_too_large", "Request body too large");
+  }
+  let parsed: unknown = {};
+  if (text.trim() !== "") {
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      throw new AppError(400, "invalid_json", "Invalid JSON body");
+    }
+  }
+  c.req.bodyCache.json = Promise.resolve(parsed);
+  await next();
+}

@@ -1,0 +1,46 @@
+import type { Context, Next } from "hono";
+import { type KeyCache } from "../api_keys.ts";
+import type { Deps } from "../deps.ts";
+import { AuthenticationError, ForbiddenError, UnauthorizedError } from "../errors.ts";
+import type { AppEnv } from "./env.ts";
+
+/** What a publishable key may do: create a contact, read and change its preferences, send an event. */
+const PUBLISHABLE_ALLOWED: [method: RegExp, path: RegExp][] = [
+  [/^POST$/, /^\/api\/v1\/contacts\/?$/],
+  [/^(GET|PATCH|PUT|DELETE|POST)$/, /^\/api\/v1\/contacts\/(external\/)?[^/]+\/preferences(\/.*)?$/],
+  [/^POST$/, /^\/api\/v1\/events\/send\/?$/],
+];
+
+/** True when a publishable key may call this method and path. */
+export function publishableMayCall(method: string, path: string): boolean {
+  return PUBLISHABLE_ALLOWED.some(([m, p]) => m.test(method) && p.test(path));
+}
+
+/**
+ * Authenticates `X-API-Key` (401 Shape B), checks `X-Team-ID` when present (401 'Invalid team
+ * context'), and keeps publishable keys to what they may do (403).
+ */
+export function apiKeyAuth(deps: Deps, cache: KeyCache) {
+  return async function authenticate(c: Context<AppEnv>, next: Next): Promise<void> {
+    const key = c.req.header("x-api-key")?.trim();
+    if (!key) throw new AuthenticationError("Missing API key");
+    const record = await cache.get(deps.sql, key, deps.now());
+    if (!record) throw new AuthenticationError("Invalid API key");
+    const teamHeader = c.req.header("x-team-id");
+    if (teamHeader !== undefined && teamHeader.trim() !== record.team.id) {
+      throw new UnauthorizedError("Invalid team context", "invalid_team_context");
+    }
+    if (!record.apiKey.secret && !publishableMayCall(c.req.method, c.req.path)) throw new ForbiddenError();
+    c.set("team", record.team);
+    c.set("apiKey", record.apiKey);
+    await next();
+  };
+}
+
+/** Requires `X-Team-ID` (the event endpoint): missing is 401 'Invalid team context'. */
+export function requireTeamHeader() {
+  return async function teamHeaderRequired(c: Context<AppEnv>, next: Next): Promise<void> {
+    if (!c.req.header("x-team-id")) throw new UnauthorizedError("Invalid team context", "invalid_team_context");
+    await next();
+  };
+}

@@ -1,0 +1,80 @@
+/** Opens the Deno KV database at `path` (`:memory:` in tests; undefined on Deno Deploy). */
+export async function openKv(path?: string): Promise<Deno.Kv> {
+  if (path && path !== ":memory:") {
+    const dir = path.replace(/[^/]*$/, "");
+    if (dir) await Deno.mkdir(dir, { recursive: true });
+  }
+  return await Deno.openKv(path);
+}
+
+/** Every KV key the service writes comes from one of these builders. */
+export const kvKeys = {
+  /** Requests counted for one API key in one hour window. */
+  rateLimit: (keyId: string, window: number) => ["rate_limit", keyId, window] as const,
+  /** A named fixed-window counter (OTP limits, trigger limits …). */
+  limiter: (name: string, subject: string, window: number) => ["limiter", name, subject, window] as const,
+  /** The stored first answer of an Idempotency-Key. */
+  idempotency: (teamId: string, key: string) => ["idempotency", teamId, key] as const,
+};
+
+type Build = (op: Deno.AtomicOperation) => void;
+interface Pending {
+  build: Build;
+  mutations: number;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/** Deno KV's limit on mutations in one atomic operation. */
+const MAX_MUTATIONS = 1000;
+
+/**
+ * Group commit: writes from concurrent callers share one atomic KV commit (one SQLite fsync).
+ * Each caller's promise resolves only after the commit that holds its writes. Builders must not
+ * add checks: one failing check would fail every caller in the group.
+ */
+export class KvCommitter {
+  #kv: Deno.Kv;
+  #queue: Pending[] = [];
+  #running = false;
+
+  constructor(kv: Deno.Kv) {
+    this.#kv = kv;
+  }
+
+  /** Adds `build`'s mutations (at most `mutations` of them) to the next commit and waits for it. */
+  commit(build: Build, mutations = 1): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.#queue.push({ build, mutations, resolve, reject });
+      if (!this.#running) this.#drain();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    this.#running = true;
+    // Let the callers of this tick join the first commit.
+    await Promise.resolve();
+    try {
+      while (this.#queue.length > 0) {
+        const group: Pending[] = [];
+        let count = 0;
+        while (this.#queue.length > 0 && (group.length === 0 || count + this.#queue[0].mutations <= MAX_MUTATIONS)) {
+          const next = this.#queue.shift()!;
+          count += next.mutations;
+          group.push(next);
+        }
+        try {
+          const op = this.#kv.atomic();
+          for (const p of group) p.build(op);
+          const res = await op.commit();
+          if (!res.ok) throw new Error("Cannot commit KV group: unexpected check failure");
+          for (const p of group) p.resolve();
+        } catch (err) {
+          for (const p of group) p.reject(err);
+        }
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+}

@@ -1,0 +1,67 @@
+/** The channels a message can travel on. */
+export type Channel = "email" | "sms" | "whatsapp" | "push";
+
+/** A fully rendered message, ready for one provider call. */
+export interface OutboundMessage {
+  /** Our message id (ulid); providers may use it as an idempotency key. */
+  id: string;
+  teamId: string;
+  channel: Channel;
+  /** Email address, E.164 phone number, or push device token. */
+  to: string;
+  /** Sender: email address, SMS sender id / number, WhatsApp number, push app id. */
+  from?: string;
+  /** Display name of the email sender. */
+  fromName?: string;
+  replyTo?: string;
+  /** Email subject. */
+  subject?: string;
+  /** Email HTML body. */
+  html?: string;
+  /** Email plain-text body; SMS, WhatsApp and push body. */
+  text?: string;
+  /** Push title. */
+  title?: string;
+  /** Push platform of the device token. */
+  platform?: "android" | "ios" | "web";
+  imageUrl?: string;
+  clickAction?: string;
+  actions?: { title: string; action: string; icon?: string }[];
+  /** Push custom data (string values, as FCM requires). */
+  data?: Record<string, string>;
+  /** Push priority: transactional is high, promotional normal. */
+  priority?: "high" | "normal";
+  triggerId?: string;
+}
+
+/** What a provider answers for an accepted message. */
+export interface SendResult {
+  providerMessageId: string;
+}
+
+/** A provider refused or failed a message. */
+export class ProviderError extends Error {
+  /** True when the provider says a retry may succeed (429, 5xx, network). */
+  readonly temporary: boolean;
+  /** True when the push token is invalid or unregistered and should be removed. */
+  readonly invalidToken: boolean;
+  /** The provider's own error code, when it gave one. */
+  readonly providerCode?: string;
+
+  constructor(
+    message: string,
+    options: { temporary?: boolean; invalidToken?: boolean; providerCode?: string } = {},
+  ) {
+    super(message);
+    this.name = "ProviderError";
+    this.temporary = options.temporary ?? false;
+    this.invalidToken = options.invalidToken ?? false;
+    this.providerCode = options.providerCode;
+  }
+}
+
+/** One way out for messages of one or more channels. */
+export interface Provider {
+  readonly name: string;
+  send(message: OutboundMessage): Promise<SendResult>;
+}

@@ -1,0 +1,46 @@
+import { KeyCache } from "./api_keys.ts";
+import type { Config } from "./config.ts";
+import { connectDatabase, type Database } from "./db.ts";
+import type { Deps } from "./deps.ts";
+import { KvCommitter, openKv } from "./kv.ts";
+import { migrate } from "./migrate.ts";
+import { WindowCounter } from "./window_counter.ts";
+
+/** The running service's dependencies and how to release them. */
+export interface Runtime {
+  deps: Deps;
+  database: Database;
+  close(): Promise<void>;
+}
+
+interface RuntimeOptions {
+  /** Postgres schema to use (tests). */
+  schema?: string;
+  now?: () => number;
+}
+
+/** Opens the database (migrated) and KV, and builds the shared dependencies. */
+export async function startRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  const database = await connectDatabase(config, { schema: options.schema });
+  await migrate(database.sql);
+  const kv = await openKv(config.KV_PATH);
+  const counter = new WindowCounter(kv);
+  const deps: Deps = {
+    config,
+    sql: database.sql,
+    kv,
+    committer: new KvCommitter(kv),
+    counter,
+    keys: new KeyCache(),
+    now: options.now ?? Date.now,
+  };
+  return {
+    deps,
+    database,
+    async close() {
+      await counter.close();
+      kv.close();
+      await database.close();
+    },
+  };
+}

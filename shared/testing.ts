@@ -1,0 +1,67 @@
+import type { Config } from "./config.ts";
+import { loadConfig } from "./config.ts";
+import type { Deps, Team } from "./deps.ts";
+import { setLogLevel } from "./log.ts";
+import { type Runtime, startRuntime } from "./runtime.ts";
+import { createTeam, type TeamKeys } from "./teams.ts";
+
+let shared: Promise<Runtime> | undefined;
+
+/** The configuration tests run with: in-memory KV and Postgres unless DATABASE_URL is set. */
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return {
+    ...loadConfig(),
+    KV_PATH: ":memory:",
+    PGLITE_DIR: "memory://",
+    DEMO_SEED: false,
+    LOG_LEVEL: "silent",
+    ADMIN_TOKEN: "test-admin-token-0123456789",
+    OTP_TOKEN_SECRET: "test-otp-secret-0123456789abcdef",
+    ...overrides,
+  };
+}
+
+/**
+ * One runtime per test process (starting Postgres takes seconds): PGlite in memory, or a fresh
+ * schema of DATABASE_URL's server so that concurrent runs never see each other's rows.
+ * Tests isolate themselves by making their own team (`testTeam`).
+ */
+export function testRuntime(): Promise<Runtime> {
+  shared ??= (async () => {
+    const config = testConfig();
+    setLogLevel(config.LOG_LEVEL);
+    const schema = config.DATABASE_URL ? `test_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}` : undefined;
+    return await startRuntime(config, { schema });
+  })();
+  return shared;
+}
+
+/** Deps of the shared runtime, optionally with other settings (a small rate limit …). */
+export async function testDeps(overrides: Partial<Config> = {}): Promise<Deps> {
+  const { deps } = await testRuntime();
+  return { ...deps, config: { ...deps.config, ...overrides } };
+}
+
+/** A new team with its keys: each test works in a team of its own. */
+export async function testTeam(deps: Deps, plan: Team["plan"] = "pro"): Promise<{ team: Team; keys: TeamKeys }> {
+  return await createTeam(deps.sql, deps.config, { name: `team-${crypto.randomUUID().slice(0, 8)}`, plan });
+}
+
+/** A test on the shared database: its connections outlive a single test, so sanitizers are off. */
+export function dbTest(name: string, fn: () => Promise<void>): void {
+  Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
+}
+
+/** A random email, unique across runs. */
+export function randomEmail(prefix = "user"): string {
+  return `${prefix}.${crypto.randomUUID().slice(0, 12)}@example.com`;
+}
+
+/** JSON request helper for `app.request()`. */
+export function jsonRequest(method: string, body?: unknown, headers: Record<string, string> = {}): RequestInit {
+  return {
+    method,
+    headers: { "Content-Type": "application/json", ...headers },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  };
+}

@@ -1,0 +1,104 @@
+import type { Db } from "./db.ts";
+import { toUsd } from "./money.ts";
+
+/** One row of a team's wallet ledger. */
+export interface LedgerEntry {
+  id: number;
+  kind: "topup" | "charge" | "refund";
+  amount: number;
+  balance_after: number;
+  reference: string | null;
+  description: string | null;
+  created_at: Date;
+}
+
+/** The team's balance in micro-dollars. */
+export async function balanceMicros(db: Db, teamId: string): Promise<number> {
+  const [row]: [{ balance_micros: number }?] = await db`select balance_micros from wallets where team_id = ${teamId}`;
+  return row?.balance_micros ?? 0;
+}
+
+/** Adds money to the wallet and records it; returns the new balance in micro-dollars. */
+export async function topUp(db: Db, teamId: string, micros: number, description = "Top-up"): Promise<number> {
+  const [row]: [{ balance_after_micros: number }] = await db`
+    with w as (
+      insert into wallets (team_id, balance_micros) values (${teamId}, ${micros})
+      on conflict (team_id) do update set balance_micros = wallets.balance_micros + excluded.balance_micros,
+        updated_at = now()
+      returning team_id, balance_micros
+    )
+    insert into wallet_ledger (team_id, kind, amount_micros, balance_after_micros, description)
+    select team_id, 'topup', ${micros}, balance_micros, ${description} from w
+    returning balance_after_micros`;
+  return row.balance_after_micros;
+}
+
+/**
+ * Takes `micros` from the wallet if the balance covers it, in one statement (no read-then-write),
+ * and records the charge. Returns the new balance, or undefined when the balance was too low.
+ */
+export async function charge(
+  db: Db,
+  teamId: string,
+  micros: number,
+  reference: string,
+  description: string,
+): Promise<number | undefined> {
+  if (micros === 0) return await balanceMicros(db, teamId);
+  const [row]: [{ balance_after_micros: number }?] = await db`
+    with w as (
+      update wallets set balance_micros = balance_micros - ${micros}, updated_at = now()
+      where team_id = ${teamId} and balance_micros >= ${micros}
+      returning team_id, balance_micros
+    )
+    insert into wallet_ledger (team_id, kind, amount_micros, balance_after_micros, reference, description)
+    select team_id, 'charge', ${-micros}, balance_micros, ${reference}, ${description} from w
+    returning balance_after_micros`;
+  return row?.balance_after_micros;
+}
+
+/** Gives back a charge that was not used (a send that failed before the provider). */
+export async function refund(
+  db: Db,
+  teamId: string,
+  micros: number,
+  reference: string,
+  description: string,
+): Promise<number> {
+  const [row]: [{ balance_after_micros: number }] = await db`
+    with w as (
+      update wallets set balance_micros = balance_micros + ${micros}, updated_at = now()
+      where team_id = ${teamId}
+      returning team_id, balance_micros
+    )
+    insert into wallet_ledger (team_id, kind, amount_micros, balance_after_micros, reference, description)
+    select team_id, 'refund', ${micros}, balance_micros, ${reference}, ${description} from w
+    returning balance_after_micros`;
+  return row.balance_after_micros;
+}
+
+/** The latest ledger entries, newest first, amounts in USD. */
+export async function ledger(db: Db, teamId: string, limit = 50): Promise<LedgerEntry[]> {
+  const rows = await db<
+    {
+      id: number;
+      kind: LedgerEntry["kind"];
+      amount_micros: number;
+      balance_after_micros: number;
+      reference: string | null;
+      description: string | null;
+      created_at: Date;
+    }[]
+  >`
+    select id, kind, amount_micros, balance_after_micros, reference, description, created_at
+    from wallet_ledger where team_id = ${teamId} order by id desc limit ${limit}`;
+  return rows.map((r) => ({
+    id: r.id,
+    kind: r.kind,
+    amount: toUsd(r.amount_micros),
+    balance_after: toUsd(r.balance_after_micros),
+    reference: r.reference,
+    description: r.description,
+    created_at: r.created_at,
+  }));
+}
