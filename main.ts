@@ -1,5 +1,8 @@
 import { Scalar } from "@scalar/hono-api-reference";
+import { adminRoutes } from "./api/admin/routes.ts";
+import { contactsRoutes } from "./api/contacts/routes.ts";
 import { systemRoutes } from "./api/system/routes.ts";
+import { otpRoutes } from "./otp/routes.ts";
 import { loadConfig } from "./shared/config.ts";
 import type { Deps } from "./shared/deps.ts";
 import { createBaseApp } from "./shared/http/app.ts";
@@ -26,6 +29,9 @@ export function createService(deps: Deps) {
   app.get("/docs", Scalar({ url: "/api/v1/openapi.json", pageTitle: "Messaging API reference" }));
   app.use("/api/v1/*", apiKeyAuth(deps, deps.keys), rateLimit(deps, deps.counter), idempotency(deps));
   app.route("/", systemRoutes(deps));
+  app.route("/admin/v1", adminRoutes(deps));
+  app.route("/api/v1/contacts", contactsRoutes(deps));
+  app.route("/api/v1/otp", otpRoutes(deps));
   return app;
 }
 

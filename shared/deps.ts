@@ -2,6 +2,7 @@ import type { Config } from "./config.ts";
 import type { Sql } from "./db.ts";
 import type { KeyCache } from "./api_keys.ts";
 import type { KvCommitter } from "./kv.ts";
+import type { Providers } from "./providers/registry.ts";
 import type { WindowCounter } from "./window_counter.ts";
 
 /** Everything a role needs at run time, built once by the entry point (or a test). */
@@ -15,6 +16,8 @@ export interface Deps {
   counter: WindowCounter;
   /** API keys looked up recently. */
   keys: KeyCache;
+  /** The provider of each channel. */
+  providers: Providers;
   /** Milliseconds since the epoch; tests inject a clock. */
   now: () => number;
 }

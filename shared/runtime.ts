@@ -4,6 +4,7 @@ import { connectDatabase, type Database } from "./db.ts";
 import type { Deps } from "./deps.ts";
 import { KvCommitter, openKv } from "./kv.ts";
 import { migrate } from "./migrate.ts";
+import { createProviders } from "./providers/registry.ts";
 import { WindowCounter } from "./window_counter.ts";
 
 /** The running service's dependencies and how to release them. */
@@ -32,6 +33,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     committer: new KvCommitter(kv),
     counter,
     keys: new KeyCache(),
+    providers: createProviders(config, database.sql),
     now: options.now ?? Date.now,
   };
   return {

@@ -58,7 +58,12 @@ export async function upsertTemplate(
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** The team's template of `channel` named by key (or by id). */
-export async function findTemplate(db: Db, teamId: string, channel: Channel, keyOrId: string): Promise<Template | undefined> {
+export async function findTemplate(
+  db: Db,
+  teamId: string,
+  channel: Channel,
+  keyOrId: string,
+): Promise<Template | undefined> {
   const [template]: [Template?] = UUID.test(keyOrId)
     ? await db`select * from templates where team_id = ${teamId} and channel = ${channel} and (id = ${keyOrId} or key = ${keyOrId})`
     : await db`select * from templates where team_id = ${teamId} and channel = ${channel} and key = ${keyOrId}`;
