@@ -86,3 +86,8 @@ async function startEmbedded(dir: string, connection?: Record<string, string>): 
     },
   };
 }
+
+/** Marks a free-form object as a JSON parameter (for jsonb columns). */
+export function asJson(value: unknown): postgres.JSONValue {
+  return value as postgres.JSONValue;
+}

@@ -1,4 +1,4 @@
-import type { Db } from "../db.ts";
+import { asJson, type Db } from "../db.ts";
 import { ConflictError } from "../errors.ts";
 import { isUniqueViolation } from "../errors.ts";
 import type { Channel } from "../providers/types.ts";
@@ -68,8 +68,8 @@ export async function createContact(db: Db, teamId: string, input: NewContact): 
     last_name: input.last_name ?? null,
     tags: input.tags ?? [],
     is_active: input.is_active ?? true,
-    custom_fields: input.custom_fields ?? {},
-    metadata: input.metadata ?? {},
+    custom_fields: asJson(input.custom_fields ?? {}),
+    metadata: asJson(input.metadata ?? {}),
   };
   try {
     const [contact]: [ContactRow] = await db`insert into contacts ${db(row)} returning *`;
