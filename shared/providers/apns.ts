@@ -1,0 +1,131 @@
+/** Push to iOS devices through Apple Push Notification service, token-based auth over fetch. */
+import { importPKCS8, SignJWT } from "jose";
+import { type OutboundMessage, type Provider, ProviderError, type SendResult } from "./types.ts";
+
+/** Options of {@linkcode createApnsProvider}. */
+export interface ApnsProviderOptions {
+  teamId: string;
+  /** Id of the APNs auth key (the `kid` of the provider token). */
+  keyId: string;
+  /** The APNs auth key (.p8): PKCS#8 PEM of a P-256 key. */
+  privateKey: string;
+  /** The app's bundle id, sent as `apns-topic`. */
+  bundleId: string;
+  /** Defaults to production, `https://api.push.apple.com`; a fake server's in tests. */
+  baseUrl?: string;
+  /** Per-request timeout, in milliseconds. */
+  timeoutMs?: number;
+}
+
+const DEFAULT_BASE_URL = "https://api.push.apple.com";
+/** Apple refuses provider tokens older than an hour and refreshes more often than every 20 minutes. */
+const TOKEN_LIFETIME_MS = 50 * 60_000;
+/** Reasons that mean the device token will never work again for this app. */
+const INVALID_TOKEN_REASONS = new Set(["BadDeviceToken", "Unregistered", "DeviceTokenNotForTopic"]);
+
+/**
+ * Creates the push provider for iOS device tokens. Deno's fetch negotiates HTTP/2, which APNs
+ * requires, over TLS; a plain-HTTP fake server on loopback is spoken to in HTTP/1.1.
+ */
+export function createApnsProvider(options: ApnsProviderOptions): Provider {
+  const baseUrl = (options.baseUrl ?? DEFAULT_BASE_URL).replace(/\/+$/, "");
+  const timeoutMs = options.timeoutMs ?? 15_000;
+  const providerToken = createProviderTokenSource(options);
+
+  async function post(message: OutboundMessage, apnsId: string): Promise<Response> {
+    const high = message.priority !== "normal";
+    try {
+      return await fetch(`${baseUrl}/3/device/${encodeURIComponent(message.to)}`, {
+        method: "POST",
+        headers: {
+          authorization: `bearer ${await providerToken.get()}`,
+          "apns-topic": options.bundleId,
+          "apns-push-type": "alert",
+          "apns-priority": high ? "10" : "5",
+          "apns-id": apnsId,
+          "content-type": "application/json",
+        },
+        body: JSON.stringify(apnsPayload(message)),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (error) {
+      if (error instanceof ProviderError) throw error;
+      throw new ProviderError(`Cannot send push: ${(error as Error).message}`, { temporary: true });
+    }
+  }
+
+  return {
+    name: "apns",
+    async send(message: OutboundMessage): Promise<SendResult> {
+      const apnsId = crypto.randomUUID();
+      let response = await post(message, apnsId);
+      if (response.status === 403) {
+        const reason = await reasonOf(response);
+        if (reason !== "ExpiredProviderToken") throw apnsError(response.status, reason);
+        // Our cached provider token outlived Apple's clock: sign a new one, once.
+        providerToken.clear();
+        response = await post(message, apnsId);
+      }
+      if (!response.ok) throw apnsError(response.status, await reasonOf(response));
+      await response.body?.cancel();
+      return { providerMessageId: response.headers.get("apns-id") ?? apnsId };
+    },
+  };
+}
+
+/** The APNs JSON payload: custom data at the top level beside `aps`. */
+function apnsPayload(message: OutboundMessage) {
+  return {
+    ...message.data,
+    aps: {
+      alert: { title: message.title, body: message.text },
+      category: message.clickAction,
+      "mutable-content": message.imageUrl ? 1 : undefined,
+    },
+  };
+}
+
+async function reasonOf(response: Response): Promise<string | undefined> {
+  const body = await response.json().catch(() => ({})) as { reason?: string };
+  return body.reason;
+}
+
+function apnsError(status: number, reason: string | undefined): ProviderError {
+  return new ProviderError(`Cannot send push: APNs answered ${status} ${reason ?? ""}`.trimEnd(), {
+    temporary: status === 429 || status >= 500,
+    invalidToken: status === 410 || (reason !== undefined && INVALID_TOKEN_REASONS.has(reason)),
+    providerCode: reason,
+  });
+}
+
+/** The ES256 provider token, signed once and reused for {@linkcode TOKEN_LIFETIME_MS}. */
+function createProviderTokenSource(options: ApnsProviderOptions) {
+  let cached: { token: string; renewAt: number } | undefined;
+  let signingKey: Promise<CryptoKey> | undefined;
+
+  async function sign(): Promise<string> {
+    try {
+      // Keys pasted into an environment variable often keep their newlines as `\n`.
+      signingKey ??= importPKCS8(options.privateKey.replaceAll("\\n", "\n"), "ES256");
+      return await new SignJWT({})
+        .setProtectedHeader({ alg: "ES256", kid: options.keyId })
+        .setIssuer(options.teamId)
+        .setIssuedAt()
+        .sign(await signingKey);
+    } catch (error) {
+      throw new ProviderError(`Cannot sign the APNs provider token: ${(error as Error).message}`);
+    }
+  }
+
+  return {
+    async get(): Promise<string> {
+      if (cached && Date.now() < cached.renewAt) return cached.token;
+      const token = await sign();
+      cached = { token, renewAt: Date.now() + TOKEN_LIFETIME_MS };
+      return token;
+    },
+    clear() {
+      cached = undefined;
+    },
+  };
+}

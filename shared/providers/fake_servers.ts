@@ -1,0 +1,343 @@
+/**
+ * Fake Resend, Twilio, FCM and APNs servers for tests: each checks what the real provider checks,
+ * records what it received, and answers the provider's own error bodies on demand.
+ */
+import { exportPKCS8, jwtVerify } from "jose";
+
+/** One request a fake server received. */
+export interface RecordedRequest {
+  method: string;
+  /** Path and query string. */
+  path: string;
+  headers: Headers;
+  body: string;
+}
+
+/** A fake provider listening on a loopback port. */
+export interface FakeServer {
+  /** Base URL to give the provider client, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  /** Every request received, in order, including refused ones. */
+  requests: RecordedRequest[];
+  close(): Promise<void>;
+  /** So a test can write `await using server = startFake…()`. */
+  [Symbol.asyncDispose](): Promise<void>;
+}
+
+type Handler = (request: Request, body: string) => Response | Promise<Response>;
+
+function serveFake(handler: Handler): FakeServer {
+  const requests: RecordedRequest[] = [];
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen() {} },
+    async (request) => {
+      const body = await request.text();
+      const url = new URL(request.url);
+      requests.push({
+        method: request.method,
+        path: url.pathname + url.search,
+        headers: request.headers,
+        body,
+      });
+      return await handler(request, body);
+    },
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    requests,
+    close: () => server.shutdown(),
+    [Symbol.asyncDispose]: () => server.shutdown(),
+  };
+}
+
+function json(status: number, body: unknown, headers: HeadersInit = {}): Response {
+  return Response.json(body, { status, headers });
+}
+
+function randomHex(bytes: number): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)))
+    .map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+// --- Resend -------------------------------------------------------------------------------------
+
+/** A Resend error body, as the Resend API answers it. */
+export interface ResendErrorBody {
+  statusCode: number;
+  name: string;
+  message: string;
+}
+
+/** Starts a fake Resend API that accepts `POST /emails` with `Bearer <apiKey>`. */
+export function startFakeResend(
+  options: { apiKey: string; errors?: Record<string, ResendErrorBody> },
+): FakeServer {
+  return serveFake((request, body) => {
+    const auth = request.headers.get("authorization");
+    if (!auth) {
+      return json(401, { statusCode: 401, name: "missing_api_key", message: "Missing API key" });
+    }
+    if (auth !== `Bearer ${options.apiKey}`) {
+      return json(403, { statusCode: 403, name: "invalid_api_key", message: "API key is invalid" });
+    }
+    if (request.method !== "POST" || new URL(request.url).pathname !== "/emails") {
+      return json(404, { statusCode: 404, name: "not_found", message: "Route not found" });
+    }
+    const email = JSON.parse(body) as { from?: string; to?: string | string[]; subject?: string };
+    for (const field of ["from", "to", "subject"] as const) {
+      if (!email[field]) {
+        return json(422, {
+          statusCode: 422,
+          name: "missing_required_field",
+          message: `Missing \`${field}\` field.`,
+        });
+      }
+    }
+    const recipients = Array.isArray(email.to) ? email.to : [email.to!];
+    const error = recipients.map((to) => options.errors?.[to]).find(Boolean);
+    if (error) return json(error.statusCode, error);
+    return json(200, { id: crypto.randomUUID() });
+  });
+}
+
+// --- Twilio -------------------------------------------------------------------------------------
+
+/** A Twilio REST error, as the Twilio API answers it. */
+export interface TwilioErrorBody {
+  status: number;
+  code: number;
+  message: string;
+}
+
+/** Starts a fake Twilio API that accepts `POST /2010-04-01/Accounts/{sid}/Messages.json`. */
+export function startFakeTwilio(
+  options: { accountSid: string; authToken: string; errors?: Record<string, TwilioErrorBody> },
+): FakeServer {
+  const twilioError = (e: TwilioErrorBody) =>
+    json(e.status, { ...e, more_info: `https://www.twilio.com/docs/errors/${e.code}` });
+  return serveFake((request, body) => {
+    const expected = `Basic ${btoa(`${options.accountSid}:${options.authToken}`)}`;
+    if (request.headers.get("authorization") !== expected) {
+      return twilioError({ status: 401, code: 20003, message: "Authenticate" });
+    }
+    const path = new URL(request.url).pathname;
+    if (
+      request.method !== "POST" ||
+      path !== `/2010-04-01/Accounts/${options.accountSid}/Messages.json`
+    ) {
+      return twilioError({ status: 404, code: 20404, message: "The requested resource was not found" });
+    }
+    if (request.headers.get("content-type") !== "application/x-www-form-urlencoded") {
+      return twilioError({ status: 400, code: 20001, message: "Unsupported content type" });
+    }
+    const form = new URLSearchParams(body);
+    const to = form.get("To");
+    const from = form.get("From") ?? form.get("MessagingServiceSid");
+    if (!to) return twilioError({ status: 400, code: 21604, message: "A 'To' phone number is required." });
+    if (!from) {
+      return twilioError({ status: 400, code: 21603, message: "A 'From' phone number is required." });
+    }
+    const error = options.errors?.[to];
+    if (error) return twilioError(error);
+    const now = new Date().toUTCString();
+    return json(201, {
+      sid: `SM${randomHex(16)}`,
+      account_sid: options.accountSid,
+      to,
+      from: form.get("From"),
+      messaging_service_sid: form.get("MessagingServiceSid"),
+      body: form.get("Body"),
+      status: "queued",
+      num_segments: "1",
+      direction: "outbound-api",
+      api_version: "2010-04-01",
+      date_created: now,
+      date_updated: now,
+      uri: `/2010-04-01/Accounts/${options.accountSid}/Messages.json`,
+    });
+  });
+}
+
+// --- FCM ----------------------------------------------------------------------------------------
+
+/** An FCM HTTP v1 error to answer for a device token. */
+export interface FcmErrorSpec {
+  status: number;
+  /** The FcmError code, e.g. UNREGISTERED, INVALID_ARGUMENT, QUOTA_EXCEEDED, UNAVAILABLE. */
+  errorCode: string;
+  message: string;
+  /** Adds the BadRequest field violation on `message.token` that FCM sends for malformed tokens. */
+  tokenViolation?: boolean;
+}
+
+const GOOGLE_STATUS: Record<number, string> = {
+  400: "INVALID_ARGUMENT",
+  401: "UNAUTHENTICATED",
+  403: "PERMISSION_DENIED",
+  404: "NOT_FOUND",
+  429: "RESOURCE_EXHAUSTED",
+  500: "INTERNAL",
+  503: "UNAVAILABLE",
+};
+
+/** A fake FCM server and the Google OAuth2 token endpoint in front of it. */
+export interface FakeFcmServer extends FakeServer {
+  /** The token endpoint (`{url}/token`) to put in the service account's `token_uri`. */
+  tokenUrl: string;
+  /** Access tokens issued so far. */
+  issuedTokens: string[];
+}
+
+/**
+ * Starts a fake FCM v1 API with its OAuth2 token endpoint: the token endpoint verifies the
+ * service-account JWT with `publicKey`; `messages:send` accepts only the access tokens it issued.
+ */
+export function startFakeFcm(
+  options: {
+    projectId: string;
+    clientEmail: string;
+    publicKey: CryptoKey;
+    errors?: Record<string, FcmErrorSpec>;
+  },
+): FakeFcmServer {
+  const issuedTokens: string[] = [];
+  const googleError = (status: number, message: string, details: unknown[] = []) =>
+    json(status, { error: { code: status, message, status: GOOGLE_STATUS[status], details } });
+  const fake = serveFake(async (request, body) => {
+    const path = new URL(request.url).pathname;
+    if (request.method === "POST" && path === "/token") {
+      const form = new URLSearchParams(body);
+      if (form.get("grant_type") !== "urn:ietf:params:oauth:grant-type:jwt-bearer") {
+        return json(400, { error: "unsupported_grant_type", error_description: "Invalid grant_type" });
+      }
+      try {
+        const { payload } = await jwtVerify(form.get("assertion") ?? "", options.publicKey, {
+          algorithms: ["RS256"],
+          issuer: options.clientEmail,
+          audience: `${fake.url}/token`,
+        });
+        const scopes = String(payload.scope ?? "").split(" ");
+        if (!scopes.includes("https://www.googleapis.com/auth/firebase.messaging")) {
+          return json(400, { error: "invalid_scope", error_description: "Invalid OAuth scope" });
+        }
+      } catch {
+        return json(400, { error: "invalid_grant", error_description: "Invalid JWT Signature." });
+      }
+      const accessToken = `ya29.${randomHex(24)}`;
+      issuedTokens.push(accessToken);
+      return json(200, { access_token: accessToken, expires_in: 3599, token_type: "Bearer" });
+    }
+    if (request.method !== "POST" || path !== `/v1/projects/${options.projectId}/messages:send`) {
+      return googleError(404, "Requested entity was not found.");
+    }
+    const bearer = request.headers.get("authorization")?.replace(/^Bearer /, "");
+    if (!bearer || !issuedTokens.includes(bearer)) {
+      return googleError(401, "Request had invalid authentication credentials.");
+    }
+    const { message } = JSON.parse(body) as { message?: { token?: string } };
+    const token = message?.token ?? "";
+    const error = options.errors?.[token];
+    if (error) {
+      const details: unknown[] = [{
+        "@type": "type.googleapis.com/google.firebase.fcm.v1.FcmError",
+        errorCode: error.errorCode,
+      }];
+      if (error.tokenViolation) {
+        details.push({
+          "@type": "type.googleapis.com/google.rpc.BadRequest",
+          fieldViolations: [{ field: "message.token", description: "Invalid registration token" }],
+        });
+      }
+      return googleError(error.status, error.message, details);
+    }
+    return json(200, { name: `projects/${options.projectId}/messages/0:${randomHex(8)}` });
+  });
+  return { ...fake, tokenUrl: `${fake.url}/token`, issuedTokens };
+}
+
+// --- APNs ---------------------------------------------------------------------------------------
+
+/** An APNs error to answer for a device token, e.g. `{status: 410, reason: "Unregistered"}`. */
+export interface ApnsErrorSpec {
+  status: number;
+  reason: string;
+}
+
+/**
+ * Starts a fake APNs server: `POST /3/device/{token}` with a provider JWT (ES256, `kid`, `iss`)
+ * verified with `publicKey`, and `apns-topic` equal to `bundleId`.
+ */
+export function startFakeApns(
+  options: {
+    teamId: string;
+    keyId: string;
+    bundleId: string;
+    publicKey: CryptoKey;
+    errors?: Record<string, ApnsErrorSpec>;
+  },
+): FakeServer {
+  const apnsError = (status: number, reason: string, apnsId: string) =>
+    json(
+      status,
+      status === 410 ? { reason, timestamp: Date.now() } : { reason },
+      { "apns-id": apnsId },
+    );
+  return serveFake(async (request) => {
+    const apnsId = request.headers.get("apns-id") ?? crypto.randomUUID().toUpperCase();
+    const match = new URL(request.url).pathname.match(/^\/3\/device\/([^/]*)$/);
+    if (request.method !== "POST") return apnsError(405, "MethodNotAllowed", apnsId);
+    if (!match) return apnsError(404, "BadPath", apnsId);
+    const auth = request.headers.get("authorization");
+    if (!auth?.startsWith("bearer ")) return apnsError(403, "MissingProviderToken", apnsId);
+    try {
+      const { protectedHeader } = await jwtVerify(auth.slice("bearer ".length), options.publicKey, {
+        algorithms: ["ES256"],
+        issuer: options.teamId,
+        requiredClaims: ["iat"],
+      });
+      if (protectedHeader.kid !== options.keyId) throw new Error("wrong kid");
+    } catch {
+      return apnsError(403, "InvalidProviderToken", apnsId);
+    }
+    if (request.headers.get("apns-topic") !== options.bundleId) {
+      return apnsError(400, "DeviceTokenNotForTopic", apnsId);
+    }
+    const token = match[1];
+    const error = options.errors?.[token];
+    if (error) return apnsError(error.status, error.reason, apnsId);
+    if (!/^[0-9a-f]{64}$/i.test(token)) return apnsError(400, "BadDeviceToken", apnsId);
+    return new Response(null, { status: 200, headers: { "apns-id": apnsId } });
+  });
+}
+
+// --- Keys ---------------------------------------------------------------------------------------
+
+/** A freshly generated key pair: the private key as PKCS#8 PEM, the public key for verifying. */
+export interface TestKeyPair {
+  privateKeyPem: string;
+  publicKey: CryptoKey;
+}
+
+/** Generates an RSA key like a Google service account's (RS256). */
+export async function generateRsaKeyPair(): Promise<TestKeyPair> {
+  const pair = await crypto.subtle.generateKey(
+    {
+      name: "RSASSA-PKCS1-v1_5",
+      modulusLength: 2048,
+      publicExponent: new Uint8Array([1, 0, 1]),
+      hash: "SHA-256",
+    },
+    true,
+    ["sign", "verify"],
+  );
+  return { privateKeyPem: await exportPKCS8(pair.privateKey), publicKey: pair.publicKey };
+}
+
+/** Generates a P-256 key like an APNs auth key (.p8, ES256). */
+export async function generateP256KeyPair(): Promise<TestKeyPair> {
+  const pair = await crypto.subtle.generateKey({ name: "ECDSA", namedCurve: "P-256" }, true, [
+    "sign",
+    "verify",
+  ]);
+  return { privateKeyPem: await exportPKCS8(pair.privateKey), publicKey: pair.publicKey };
+}

@@ -1,0 +1,37 @@
+import assert from "node:assert/strict";
+import { parseConfig } from "../config.ts";
+import { startFakeResend, startFakeTwilio } from "./fake_servers.ts";
+import { createProviders } from "./registry.ts";
+
+Deno.test("createProviders() sends through configured real providers and keeps sandbox sends in the outbox", async () => {
+  const resend = startFakeResend({ apiKey: "re_test_key" });
+  const twilio = startFakeTwilio({ accountSid: "AC123", authToken: "secret" });
+  try {
+    const config = parseConfig({
+      RESEND_API_KEY: "re_test_key",
+      RESEND_BASE_URL: resend.url,
+      TWILIO_ACCOUNT_SID: "AC123",
+      TWILIO_AUTH_TOKEN: "secret",
+      TWILIO_BASE_URL: twilio.url,
+    });
+    // The outbox is never reached in this test, so no database is needed.
+    const providers = createProviders(config, undefined as never);
+    assert.notEqual(providers.get("email", { sandbox: false }).name, "outbox");
+    assert.notEqual(providers.get("sms", { sandbox: false }).name, "outbox");
+    assert.equal(providers.get("push", { sandbox: false }).name, "outbox");
+    assert.equal(providers.get("email", { sandbox: true }).name, "outbox");
+    await providers.get("email", { sandbox: false }).send({
+      id: "01J0000000000000000000000A",
+      teamId: "t",
+      channel: "email",
+      to: "a@example.com",
+      from: "no-reply@example.com",
+      subject: "Hi",
+      html: "<p>Hi</p>",
+    });
+    assert.equal(resend.requests.length, 1);
+  } finally {
+    await resend.close();
+    await twilio.close();
+  }
+});

@@ -1,0 +1,57 @@
+/** Email through Resend, with the official `resend` SDK. */
+import { Resend } from "resend";
+import { type OutboundMessage, type Provider, ProviderError, type SendResult } from "./types.ts";
+
+/** Options of {@linkcode createResendProvider}. */
+export interface ResendProviderOptions {
+  apiKey: string;
+  /** API base URL; a fake server's in tests. */
+  baseUrl?: string;
+}
+
+const DEFAULT_BASE_URL = "https://api.resend.com";
+
+/** Creates the email provider that sends through Resend. */
+export function createResendProvider(options: ResendProviderOptions): Provider {
+  // The SDK takes its base URL as a constructor option. It is always passed, so the SDK never falls
+  // back to its own `RESEND_BASE_URL` lookup in the environment (config reads the environment).
+  const resend = new Resend(options.apiKey, { baseUrl: options.baseUrl ?? DEFAULT_BASE_URL });
+  return {
+    name: "resend",
+    async send(message: OutboundMessage): Promise<SendResult> {
+      if (!message.from) {
+        throw new ProviderError("Cannot send email: no sender address");
+      }
+      // Resend's types want at least one of html and text.
+      const content = message.html !== undefined
+        ? { html: message.html, text: message.text }
+        : { text: message.text ?? "" };
+      const { data, error } = await resend.emails.send({
+        from: formatSender(message.from, message.fromName),
+        to: message.to,
+        subject: message.subject ?? "",
+        replyTo: message.replyTo,
+        ...content,
+      }, { idempotencyKey: message.id });
+      if (error) {
+        // statusCode is null when the request never got an answer (network failure).
+        const status = error.statusCode;
+        // A 409 concurrent_idempotent_requests means the same message is still being sent: retry.
+        const temporary = status === null || status === 429 || status >= 500 ||
+          error.name === "concurrent_idempotent_requests";
+        throw new ProviderError(`Cannot send email: ${error.message}`, {
+          temporary,
+          providerCode: error.name,
+        });
+      }
+      return { providerMessageId: data.id };
+    },
+  };
+}
+
+/** `Name <addr>`, quoting the name when it holds characters that RFC 5322 reserves. */
+function formatSender(address: string, name?: string): string {
+  if (!name) return address;
+  const display = /[()<>[\]:;@\\,."]/.test(name) ? `"${name.replaceAll(/["\\]/g, (c) => `\\${c}`)}"` : name;
+  return `${display} <${address}>`;
+}

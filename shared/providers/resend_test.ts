@@ -1,0 +1,161 @@
+import assert from "node:assert/strict";
+import { ulid } from "ulid";
+import { startFakeResend } from "./fake_servers.ts";
+import { createResendProvider } from "./resend.ts";
+import { type OutboundMessage, ProviderError } from "./types.ts";
+
+function randomApiKey(): string {
+  return `re_${crypto.randomUUID().replaceAll("-", "")}`;
+}
+
+function randomEmail(overrides: Partial<OutboundMessage> = {}): OutboundMessage {
+  const n = crypto.randomUUID().slice(0, 8);
+  return {
+    id: ulid(),
+    teamId: crypto.randomUUID(),
+    channel: "email",
+    to: `user-${n}@example.test`,
+    from: "hello@acme.test",
+    fromName: "Acme",
+    replyTo: "support@acme.test",
+    subject: `Welcome ${n}`,
+    html: `<p>Hello ${n}</p>`,
+    text: `Hello ${n}`,
+    ...overrides,
+  };
+}
+
+Deno.test("resend provider sends html and text with the API key", async () => {
+  const apiKey = randomApiKey();
+  await using server = startFakeResend({ apiKey });
+  const provider = createResendProvider({ apiKey, baseUrl: server.url });
+  const message = randomEmail();
+
+  const result = await provider.send(message);
+
+  assert.equal(server.requests.length, 1);
+  const [request] = server.requests;
+  assert.equal(request.method, "POST");
+  assert.equal(request.path, "/emails");
+  assert.equal(request.headers.get("authorization"), `Bearer ${apiKey}`);
+  assert.equal(request.headers.get("idempotency-key"), message.id);
+  assert.deepEqual(JSON.parse(request.body), {
+    from: "Acme <hello@acme.test>",
+    to: message.to,
+    subject: message.subject,
+    html: message.html,
+    text: message.text,
+    reply_to: "support@acme.test",
+  });
+  assert.match(result.providerMessageId, /^[0-9a-f-]{36}$/);
+  assert.equal(provider.name, "resend");
+});
+
+Deno.test("resend provider quotes a sender name with reserved characters", async () => {
+  const apiKey = randomApiKey();
+  await using server = startFakeResend({ apiKey });
+  const provider = createResendProvider({ apiKey, baseUrl: server.url });
+
+  await provider.send(randomEmail({ fromName: 'Acme, Inc. "Support"', html: undefined }));
+
+  const body = JSON.parse(server.requests[0].body);
+  assert.equal(body.from, '"Acme, Inc. \\"Support\\"" <hello@acme.test>');
+  assert.equal(body.html, undefined);
+});
+
+Deno.test("resend provider reports a validation error as permanent with Resend's message", async () => {
+  const apiKey = randomApiKey();
+  const message = randomEmail();
+  await using server = startFakeResend({
+    apiKey,
+    errors: {
+      [message.to]: {
+        statusCode: 422,
+        name: "validation_error",
+        message: "Invalid `to` field. The email address needs to follow the `email@example.com` format.",
+      },
+    },
+  });
+  const provider = createResendProvider({ apiKey, baseUrl: server.url });
+
+  const error = await provider.send(message).catch((e) => e);
+
+  assert.ok(error instanceof ProviderError);
+  assert.equal(error.temporary, false);
+  assert.equal(error.providerCode, "validation_error");
+  assert.match(error.message, /Invalid `to` field/);
+  assert.equal(server.requests.length, 1);
+});
+
+Deno.test("resend provider reports a wrong API key as permanent", async () => {
+  await using server = startFakeResend({ apiKey: randomApiKey() });
+  const provider = createResendProvider({ apiKey: randomApiKey(), baseUrl: server.url });
+
+  const error = await provider.send(randomEmail()).catch((e) => e);
+
+  assert.ok(error instanceof ProviderError);
+  assert.equal(error.temporary, false);
+  assert.equal(error.providerCode, "invalid_api_key");
+});
+
+Deno.test("resend provider reports rate limiting and server errors as temporary", async () => {
+  const apiKey = randomApiKey();
+  const limited = randomEmail();
+  const broken = randomEmail();
+  const overQuota = randomEmail();
+  const racing = randomEmail();
+  await using server = startFakeResend({
+    apiKey,
+    errors: {
+      [overQuota.to]: {
+        statusCode: 429,
+        name: "daily_quota_exceeded",
+        message: "You have reached your daily email sending quota.",
+      },
+      [racing.to]: {
+        statusCode: 409,
+        name: "concurrent_idempotent_requests",
+        message: "Same idempotency key used while original request is still in progress.",
+      },
+      [limited.to]: {
+        statusCode: 429,
+        name: "rate_limit_exceeded",
+        message: "Too many requests. You can only make 2 requests per second.",
+      },
+      [broken.to]: {
+        statusCode: 500,
+        name: "internal_server_error",
+        message: "An unexpected error occurred.",
+      },
+    },
+  });
+  const provider = createResendProvider({ apiKey, baseUrl: server.url });
+
+  for (const message of [limited, broken, overQuota, racing]) {
+    const error = await provider.send(message).catch((e) => e);
+    assert.ok(error instanceof ProviderError);
+    assert.equal(error.temporary, true, error.message);
+  }
+  assert.equal(server.requests.length, 4);
+});
+
+Deno.test("resend provider reports an unreachable server as temporary", async () => {
+  const apiKey = randomApiKey();
+  const server = startFakeResend({ apiKey });
+  await server.close();
+  const provider = createResendProvider({ apiKey, baseUrl: server.url });
+
+  const error = await provider.send(randomEmail()).catch((e) => e);
+
+  assert.ok(error instanceof ProviderError);
+  assert.equal(error.temporary, true);
+});
+
+Deno.test("resend provider refuses a message without a sender", async () => {
+  const provider = createResendProvider({ apiKey: randomApiKey(), baseUrl: "http://127.0.0.1:9" });
+
+  await assert.rejects(
+    provider.send(randomEmail({ from: undefined })),
+    (e) => e instanceof ProviderError && !e.temporary,
+  );
+});

@@ -1,0 +1,161 @@
+import assert from "node:assert/strict";
+import { ulid } from "ulid";
+import { startFakeTwilio } from "./fake_servers.ts";
+import { createTwilioProvider } from "./twilio.ts";
+import { type OutboundMessage, ProviderError } from "./types.ts";
+
+function randomHex(bytes: number): string {
+  return Array.from(crypto.getRandomValues(new Uint8Array(bytes)))
+    .map((b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+function randomCredentials() {
+  return { accountSid: `AC${randomHex(16)}`, authToken: randomHex(16) };
+}
+
+function randomPhone(): string {
+  return `+1555${String(crypto.getRandomValues(new Uint32Array(1))[0] % 10_000_000).padStart(7, "0")}`;
+}
+
+function randomSms(overrides: Partial<OutboundMessage> = {}): OutboundMessage {
+  return {
+    id: ulid(),
+    teamId: crypto.randomUUID(),
+    channel: "sms",
+    to: randomPhone(),
+    from: "+15005550006",
+    text: `Your code is ${randomHex(3)}`,
+    ...overrides,
+  };
+}
+
+Deno.test("twilio provider sends an sms with basic auth and a form body", async () => {
+  const credentials = randomCredentials();
+  await using server = startFakeTwilio(credentials);
+  const provider = createTwilioProvider({ ...credentials, baseUrl: server.url });
+  const message = randomSms();
+
+  const result = await provider.send(message);
+
+  assert.equal(server.requests.length, 1);
+  const [request] = server.requests;
+  assert.equal(request.method, "POST");
+  assert.equal(request.path, `/2010-04-01/Accounts/${credentials.accountSid}/Messages.json`);
+  assert.equal(
+    request.headers.get("authorization"),
+    `Basic ${btoa(`${credentials.accountSid}:${credentials.authToken}`)}`,
+  );
+  assert.equal(request.headers.get("content-type"), "application/x-www-form-urlencoded");
+  const form = Object.fromEntries(new URLSearchParams(request.body));
+  assert.deepEqual(form, { To: message.to, From: message.from, Body: message.text });
+  assert.match(result.providerMessageId, /^SM[0-9a-f]{32}$/);
+});
+
+Deno.test("twilio provider prefixes whatsapp addresses", async () => {
+  const credentials = randomCredentials();
+  await using server = startFakeTwilio(credentials);
+  const provider = createTwilioProvider({ ...credentials, baseUrl: server.url });
+  const message = randomSms({ channel: "whatsapp", from: "+14155238886" });
+
+  await provider.send(message);
+
+  const form = new URLSearchParams(server.requests[0].body);
+  assert.equal(form.get("To"), `whatsapp:${message.to}`);
+  assert.equal(form.get("From"), "whatsapp:+14155238886");
+  assert.equal(form.get("Body"), message.text);
+});
+
+Deno.test("twilio provider sends through a messaging service sid", async () => {
+  const credentials = randomCredentials();
+  await using server = startFakeTwilio(credentials);
+  const provider = createTwilioProvider({ ...credentials, baseUrl: server.url });
+  const service = `MG${randomHex(16)}`;
+
+  await provider.send(randomSms({ from: service }));
+
+  const form = new URLSearchParams(server.requests[0].body);
+  assert.equal(form.get("MessagingServiceSid"), service);
+  assert.equal(form.get("From"), null);
+});
+
+Deno.test("twilio provider reports an invalid number as permanent with Twilio's code", async () => {
+  const credentials = randomCredentials();
+  const message = randomSms();
+  const landline = randomSms();
+  await using server = startFakeTwilio({
+    ...credentials,
+    errors: {
+      [message.to]: {
+        status: 400,
+        code: 21211,
+        message: `The 'To' number ${message.to} is not a valid phone number.`,
+      },
+      [landline.to]: {
+        status: 400,
+        code: 21614,
+        message: `'To' number ${landline.to} is not a valid mobile number`,
+      },
+    },
+  });
+  const provider = createTwilioProvider({ ...credentials, baseUrl: server.url });
+
+  const invalid = await provider.send(message).catch((e) => e);
+  const notMobile = await provider.send(landline).catch((e) => e);
+
+  assert.ok(invalid instanceof ProviderError);
+  assert.equal(invalid.temporary, false);
+  assert.equal(invalid.providerCode, "21211");
+  assert.match(invalid.message, /is not a valid phone number/);
+  assert.ok(notMobile instanceof ProviderError);
+  assert.equal(notMobile.temporary, false);
+  assert.equal(notMobile.providerCode, "21614");
+});
+
+Deno.test("twilio provider reports wrong credentials as permanent", async () => {
+  const credentials = randomCredentials();
+  await using server = startFakeTwilio(credentials);
+  const provider = createTwilioProvider({
+    accountSid: credentials.accountSid,
+    authToken: randomHex(16),
+    baseUrl: server.url,
+  });
+
+  const error = await provider.send(randomSms()).catch((e) => e);
+
+  assert.ok(error instanceof ProviderError);
+  assert.equal(error.temporary, false);
+  assert.equal(error.providerCode, "20003");
+});
+
+Deno.test("twilio provider reports rate limiting and server errors as temporary", async () => {
+  const credentials = randomCredentials();
+  const limited = randomSms();
+  const broken = randomSms();
+  await using server = startFakeTwilio({
+    ...credentials,
+    errors: {
+      [limited.to]: { status: 429, code: 20429, message: "Too Many Requests" },
+      [broken.to]: { status: 500, code: 20500, message: "An internal server error has occurred" },
+    },
+  });
+  const provider = createTwilioProvider({ ...credentials, baseUrl: server.url });
+
+  for (const message of [limited, broken]) {
+    const error = await provider.send(message).catch((e) => e);
+    assert.ok(error instanceof ProviderError);
+    assert.equal(error.temporary, true, error.message);
+  }
+  assert.equal(server.requests.length, 2);
+});
+
+Deno.test("twilio provider reports an unreachable server as temporary", async () => {
+  const credentials = randomCredentials();
+  const server = startFakeTwilio(credentials);
+  await server.close();
+  const provider = createTwilioProvider({ ...credentials, baseUrl: server.url });
+
+  const error = await provider.send(randomSms()).catch((e) => e);
+
+  assert.ok(error instanceof ProviderError);
+  assert.equal(error.temporary, true);
+});
