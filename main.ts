@@ -11,6 +11,7 @@ import { idempotency } from "./shared/http/idempotency.ts";
 import { rateLimit } from "./shared/http/rate_limit.ts";
 import { log, setLogLevel } from "./shared/log.ts";
 import { startRuntime } from "./shared/runtime.ts";
+import { ensureAdminToken, seedDemo } from "./shared/seed.ts";
 
 /** The whole service (every role) as one Hono app. */
 export function createService(deps: Deps) {
@@ -36,9 +37,10 @@ export function createService(deps: Deps) {
 }
 
 async function main(): Promise<void> {
-  const config = loadConfig();
+  const config = ensureAdminToken(loadConfig());
   setLogLevel(config.LOG_LEVEL);
   const runtime = await startRuntime(config);
+  await seedDemo(runtime.deps);
   const app = createService(runtime.deps);
   const server = Deno.serve({
     port: config.PORT,

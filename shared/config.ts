@@ -51,6 +51,27 @@ const ConfigSchema = z.object({
   PRICE_EMAIL: num(0),
   PRICE_PUSH: num(0),
   PRICE_OTP_VERIFICATION: num(0.005),
+
+  /** OTP sends per recipient in 5 minutes, per client IP in an hour, and active sessions per team. */
+  OTP_RECIPIENT_LIMIT: int(5),
+  OTP_IP_LIMIT_PER_HOUR: int(20),
+  OTP_ACTIVE_SESSION_LIMIT: int(100),
+
+  /** Outbound webhooks: allow private/loopback targets (tests only), retry wait multiplier, request timeout. */
+  WEBHOOK_ALLOW_PRIVATE: bool.default(false),
+  WEBHOOK_RETRY_SCALE: num(1),
+  WEBHOOK_TIMEOUT_MS: int(10_000),
+  /** Signing secret (`whsec_…`) of the Resend webhook that posts to /api/v1/inbound/resend. */
+  RESEND_WEBHOOK_SECRET: z.string().optional(),
+  /** The service's public base URL (behind a proxy), for checking Twilio's signature of the URL it called. */
+  PUBLIC_URL: z.string().url().optional(),
+  /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
+  METRICS_TOKEN: z.string().optional(),
+  /** How long a graceful shutdown waits for in-flight requests and jobs. */
+  SHUTDOWN_TIMEOUT_MS: int(10_000),
+
+  /** Multi-channel triggers per minute on the enterprise plan (free 10, pro 100, plus 500 are fixed). */
+  TRIGGER_RATE_LIMIT_ENTERPRISE: int(5_000),
 });
 
 /** The parsed configuration. */

@@ -13,7 +13,7 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 export function newRouter(): OpenAPIHono<AppEnv> {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
-      if (!result.success) throw validationError(result.error);
+      if (!result.success) throw validationError(result.error, (result as { data?: unknown }).data);
     },
   });
 }

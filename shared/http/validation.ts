@@ -28,17 +28,30 @@ function article(type: string): string {
   return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
 }
 
-/** One readable line for a zod issue: '<field> should not be empty', '<field> must be a string' … */
-export function describeIssue(issue: z.core.$ZodIssue): string {
+/** The value at `path` in the validated input (zod 4 issues do not carry it). */
+function valueAt(data: unknown, path: PropertyKey[]): unknown {
+  let value = data;
+  for (const key of path) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+/**
+ * One readable line for a zod issue: '<field> should not be empty', '<field> must be a string' …
+ * `data` is the input that was validated, to tell a missing field from a wrong one.
+ */
+export function describeIssue(issue: z.core.$ZodIssue, data?: unknown): string {
   const field = fieldName(issue.path);
-  const custom = !DEFAULT_PREFIXES.some((p) => issue.message.startsWith(p));
-  if (custom && issue.code !== "invalid_type") return issue.message;
+  if (!DEFAULT_PREFIXES.some((p) => issue.message.startsWith(p))) return issue.message;
+  const missing = valueAt(data, issue.path) === undefined;
   switch (issue.code) {
     case "invalid_type":
-      if (custom) return issue.message;
-      if ((issue as { input?: unknown }).input === undefined) return `${field} should not be empty`;
+      if (missing) return `${field} should not be empty`;
       return `${field} must be ${article(issue.expected === "int" ? "integer" : issue.expected)}`;
     case "invalid_value":
+      if (missing && issue.values.length > 1) return `${field} should not be empty`;
       return `${field} must be one of: ${issue.values.map(String).join(", ")}`;
     case "too_small":
       if (issue.origin === "string") {
@@ -69,7 +82,7 @@ export function describeIssue(issue: z.core.$ZodIssue): string {
 }
 
 /** Turns zod issues into our 400: a spec message with details, or an array of lines. */
-export function validationError(error: z.core.$ZodError): ValidationError {
+export function validationError(error: z.core.$ZodError, data?: unknown): ValidationError {
   for (const issue of error.issues) {
     const spec = specMessages.get(issue.message);
     if (spec) {
@@ -78,6 +91,6 @@ export function validationError(error: z.core.$ZodError): ValidationError {
       });
     }
   }
-  const lines = [...new Set(error.issues.map(describeIssue))];
+  const lines = [...new Set(error.issues.map((issue) => describeIssue(issue, data)))];
   return new ValidationError(lines);
 }

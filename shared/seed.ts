@@ -1,0 +1,93 @@
+import { randomBase62 } from "./api_keys.ts";
+import type { Config } from "./config.ts";
+import type { Db } from "./db.ts";
+import type { Deps, Team } from "./deps.ts";
+import { setDomainVerified } from "./identities.ts";
+import { toMicros } from "./money.ts";
+import { createTeam, type TeamKeys } from "./teams.ts";
+import { upsertTemplate } from "./templates.ts";
+import { topUp } from "./wallet.ts";
+
+/** Where the start-up notices go (stdout; tests capture them). */
+export type Print = (text: string) => void;
+
+/** The demo team's starting balance, in USD. */
+export const DEMO_BALANCE_USD = 100;
+
+/**
+ * The configuration with an admin token: the configured one, or a random one (32 base62
+ * characters) generated for this run and printed, so the admin API is never open.
+ */
+export function ensureAdminToken(config: Config, print: Print = console.log): Config {
+  if (config.ADMIN_TOKEN) return config;
+  const token = randomBase62(32);
+  print(`Admin token for this run (set ADMIN_TOKEN to keep one across restarts): ${token}`);
+  return { ...config, ADMIN_TOKEN: token };
+}
+
+/** The domain of an email sender ('Name <a@example.com>' or 'a@example.com'). */
+export function senderDomain(from: string): string {
+  return (from.split("@").pop() ?? "").replace(/[>\s]/g, "").toLowerCase();
+}
+
+/**
+ * Creates the demo team: plan pro, keys of each kind, default identities, a funded wallet, the
+ * domain of EMAIL_FROM verified and a `welcome` template of each channel.
+ */
+export async function createDemoTeam(deps: Deps): Promise<{ team: Team; keys: TeamKeys }> {
+  const { sql, config } = deps;
+  const demo = await createTeam(sql, config, { name: "Demo", plan: "pro" });
+  const id = demo.team.id;
+  await topUp(sql, id, toMicros(DEMO_BALANCE_USD), "Demo credit");
+  await setDomainVerified(sql, id, senderDomain(config.EMAIL_FROM), true);
+  await upsertTemplate(sql, id, "email", "welcome", {
+    subject: "Welcome, {{contact_first_name}}!",
+    html: "<p>Hi {{contact_first_name}},</p><p>Welcome aboard. We are glad you are here.</p>",
+    text: "Hi {{contact_first_name}}, welcome aboard. We are glad you are here.",
+  });
+  await upsertTemplate(sql, id, "sms", "welcome", { body: "Hi {{contact_first_name}}, welcome aboard!" });
+  await upsertTemplate(sql, id, "whatsapp", "welcome", { body: "Hi {{1}}, welcome aboard!", category: "UTILITY" });
+  await upsertTemplate(sql, id, "push", "welcome", {
+    title: "Welcome!",
+    body: "Hi {{contact_first_name}}, thanks for joining.",
+  });
+  return demo;
+}
+
+/** True when no team exists yet (a first start). */
+export async function databaseIsEmpty(db: Db): Promise<boolean> {
+  const [row]: [{ found: boolean }] = await db`select exists (select 1 from teams) as found`;
+  return !row.found;
+}
+
+/** The notice printed once when the demo team is created. */
+export function demoNotice(demo: { team: Team; keys: TeamKeys }, config: Config): string {
+  const rule = "=".repeat(72);
+  return [
+    rule,
+    "Demo team created (these keys are shown only this once)",
+    `  Team:             ${demo.team.name} (${demo.team.id}, plan ${demo.team.plan})`,
+    `  Live secret key:  ${demo.keys.live}`,
+    `  Test secret key:  ${demo.keys.test}`,
+    `  Publishable key:  ${demo.keys.publishable}`,
+    `  Wallet:           ${DEMO_BALANCE_USD} USD`,
+    `  Templates:        'welcome' for email, sms, whatsapp and push`,
+    `  Admin token:      ${config.ADMIN_TOKEN ?? "(none: set ADMIN_TOKEN)"}`,
+    `  Try:              curl -H 'X-API-Key: ${demo.keys.test}' http://localhost:${config.PORT}/api/v1/contacts`,
+    rule,
+  ].join("\n");
+}
+
+/**
+ * On a first start (no team yet) with DEMO_SEED on, creates the demo team and prints its keys
+ * once; returns it. Any later start creates and prints nothing (undefined).
+ */
+export async function seedDemo(
+  deps: Deps,
+  options: { print?: Print } = {},
+): Promise<{ team: Team; keys: TeamKeys } | undefined> {
+  if (!deps.config.DEMO_SEED || !await databaseIsEmpty(deps.sql)) return undefined;
+  const demo = await createDemoTeam(deps);
+  (options.print ?? console.log)(demoNotice(demo, deps.config));
+  return demo;
+}

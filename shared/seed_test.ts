@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { createService } from "../main.ts";
+import { findIdentity, isVerifiedSender } from "./identities.ts";
+import { startRuntime } from "./runtime.ts";
+import { createDemoTeam, ensureAdminToken, seedDemo, senderDomain } from "./seed.ts";
+import { findTemplatesByKey, render } from "./templates.ts";
+import { dbTest, testConfig, testDeps, testTeam } from "./testing.ts";
+import { balanceMicros } from "./wallet.ts";
+
+function capture() {
+  const lines: string[] = [];
+  return { lines, print: (text: string) => void lines.push(text) };
+}
+
+Deno.test("ensureAdminToken() keeps a configured token and prints nothing", () => {
+  const out = capture();
+  const config = testConfig({ ADMIN_TOKEN: "configured-token-0123456789" });
+  assert.equal(ensureAdminToken(config, out.print).ADMIN_TOKEN, "configured-token-0123456789");
+  assert.deepEqual(out.lines, []);
+});
+
+Deno.test("ensureAdminToken() generates a random 32-character base62 token when unset and prints it", () => {
+  const out = capture();
+  const config = testConfig({ ADMIN_TOKEN: undefined });
+  const first = ensureAdminToken(config, out.print).ADMIN_TOKEN ?? "";
+  const second = ensureAdminToken(config, () => {}).ADMIN_TOKEN ?? "";
+  assert.match(first, /^[0-9A-Za-z]{32}$/);
+  assert.notEqual(first, second);
+  assert.equal(out.lines.length, 1);
+  assert.ok(out.lines[0].includes(first));
+});
+
+Deno.test("senderDomain() reads the domain of a plain or a named address", () => {
+  assert.equal(senderDomain("no-reply@Example.com"), "example.com");
+  assert.equal(senderDomain("Acme <news@mail.acme.test>"), "mail.acme.test");
+});
+
+dbTest("createDemoTeam() makes a funded pro team with a welcome template per channel and working keys", async () => {
+  const deps = await testDeps({ EMAIL_FROM: "hello@demo-seed.test" });
+  const demo = await createDemoTeam(deps);
+  assert.deepEqual([demo.team.name, demo.team.plan], ["Demo", "pro"]);
+  assert.equal(await balanceMicros(deps.sql, demo.team.id), 100_000_000);
+  assert.equal(await isVerifiedSender(deps.sql, demo.team.id, "hello@demo-seed.test"), true);
+  assert.equal((await findIdentity(deps.sql, demo.team.id, "email"))?.from_address, "hello@demo-seed.test");
+
+  const templates = await findTemplatesByKey(deps.sql, demo.team.id, "welcome");
+  assert.deepEqual(templates.map((t) => [t.channel, t.status]), [
+    ["email", "approved"],
+    ["push", "approved"],
+    ["sms", "approved"],
+    ["whatsapp", "approved"],
+  ]);
+  const byChannel = Object.fromEntries(templates.map((t) => [t.channel, t]));
+  const vars = { contact_first_name: "Ada", 1: "Ada" };
+  assert.equal(render(byChannel.email.subject ?? "", vars).text, "Welcome, Ada!");
+  assert.match(render(byChannel.email.html ?? "", vars).text, /Hi Ada/);
+  assert.match(render(byChannel.email.text ?? "", vars).text, /Hi Ada/);
+  assert.match(render(byChannel.sms.body ?? "", vars).text, /Hi Ada/);
+  assert.equal(byChannel.whatsapp.category, "UTILITY");
+  assert.match(render(byChannel.whatsapp.body ?? "", { 1: "Ada" }).text, /Hi Ada/);
+  assert.ok(byChannel.push.title && byChannel.push.body);
+
+  const app = createService(deps);
+  for (const key of [demo.keys.live, demo.keys.test]) {
+    const res = await app.request("/api/v1/contacts", { headers: { "X-API-Key": key } });
+    assert.notEqual(res.status, 401);
+  }
+});
+
+dbTest("seedDemo() creates and prints nothing when teams exist or DEMO_SEED is off", async () => {
+  const deps = await testDeps({ DEMO_SEED: true });
+  await testTeam(deps);
+  const out = capture();
+  assert.equal(await seedDemo(deps, out), undefined);
+  assert.equal(await seedDemo({ ...deps, config: { ...deps.config, DEMO_SEED: false } }, out), undefined);
+  assert.deepEqual(out.lines, []);
+});
+
+dbTest("seedDemo() on an empty database seeds once and prints the keys and admin token once", async () => {
+  const config = testConfig({ DEMO_SEED: true, ADMIN_TOKEN: "seed-admin-token-0123456789" });
+  const schema = config.DATABASE_URL ? `test_seed_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}` : undefined;
+  const runtime = await startRuntime(config, { schema });
+  try {
+    const out = capture();
+    const demo = await seedDemo(runtime.deps, out);
+    assert.ok(demo);
+    assert.equal(out.lines.length, 1);
+    for (const shown of [demo.keys.live, demo.keys.test, demo.keys.publishable, "seed-admin-token-0123456789"]) {
+      assert.ok(out.lines[0].includes(shown), shown);
+    }
+    // A second start: nothing printed, nothing created.
+    assert.equal(await seedDemo(runtime.deps, out), undefined);
+    assert.equal(out.lines.length, 1);
+    const [{ count }] = await runtime.deps.sql`select count(*)::int as count from teams`;
+    assert.equal(count, 1);
+  } finally {
+    if (schema) await runtime.deps.sql`drop schema ${runtime.deps.sql(schema)} cascade`;
+    await runtime.close();
+  }
+});
