@@ -47,3 +47,34 @@ dbTest("the OpenAPI document is generated and /docs serves a reference page", as
   assert.equal(docs.status, 200);
   assert.match(await docs.text(), /openapi\.json/);
 });
+
+dbTest("a JSON content type with an empty body counts as {}, malformed JSON is 400 'Invalid JSON body'", async () => {
+  const deps = await testDeps();
+  const app = createService(deps);
+  const { keys } = await testTeam(deps);
+  const headers = () => ({
+    "X-API-Key": keys.live,
+    "Content-Type": "application/json",
+    "Idempotency-Key": crypto.randomUUID(),
+  });
+  const empty = await app.request("/api/v1/contacts", { method: "POST", headers: headers(), body: "" });
+  assert.equal(empty.status, 400);
+  assert.equal((await empty.json()).message, "Missing required field: email");
+  const malformed = await app.request("/api/v1/contacts", { method: "POST", headers: headers(), body: "{nope" });
+  assert.equal(malformed.status, 400);
+  assert.equal((await malformed.json()).message, "Invalid JSON body");
+});
+
+dbTest("a body over 1 MiB is 413", async () => {
+  const deps = await testDeps();
+  const app = createService(deps);
+  const { keys } = await testTeam(deps);
+  const body = JSON.stringify({ email: "a@example.com", custom_fields: { blob: "x".repeat(1024 * 1024) } });
+  const res = await app.request("/api/v1/contacts", {
+    method: "POST",
+    headers: { "X-API-Key": keys.live, "Content-Type": "application/json" },
+    body,
+  });
+  assert.equal(res.status, 413);
+  assert.equal((await res.json()).statusCode, 413);
+});

@@ -1,3 +1,4 @@
+import type postgres from "postgres";
 import { asJson, type Db } from "../db.ts";
 import { ConflictError } from "../errors.ts";
 import { isUniqueViolation } from "../errors.ts";
@@ -88,4 +89,153 @@ export function duplicateContactError(
   return constraint === "contacts_team_external_id"
     ? new ConflictError(`You already have a contact with external_id ${row.external_id}`, "duplicate_external_id")
     : new ConflictError(`You already have a contact with email ${row.email}`, "duplicate_email");
+}
+
+/**
+ * How a route names a contact: `id` is the contact's UUID, tried as an external id when no contact
+ * has that id (or when it is not a UUID); `external_id` is the external id only.
+ */
+export interface ContactRef {
+  by: "id" | "external_id";
+  value: string;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** True for a UUID in its canonical text form (anything else never reaches a `uuid` cast). */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
+/** WHERE condition selecting the team's one contact named by `ref` (a non-UUID never meets a uuid cast). */
+export function contactMatch(db: Db, teamId: string, ref: ContactRef): postgres.Fragment {
+  if (ref.by === "external_id" || !isUuid(ref.value)) {
+    return db`team_id = ${teamId} and external_id = ${ref.value}`;
+  }
+  return db`team_id = ${teamId} and id = (
+    select id from contacts
+    where team_id = ${teamId} and (id = ${ref.value}::uuid or external_id = ${ref.value})
+    order by id = ${ref.value}::uuid desc
+    limit 1
+  )`;
+}
+
+/** The team's contact named by `ref` (one query). */
+export async function findContact(db: Db, teamId: string, ref: ContactRef): Promise<ContactRow | undefined> {
+  if (ref.by === "external_id" || !isUuid(ref.value)) return await findContactByExternalId(db, teamId, ref.value);
+  const [row]: [ContactRow?] = await db`
+    select * from contacts
+    where team_id = ${teamId} and (id = ${ref.value}::uuid or external_id = ${ref.value})
+    order by id = ${ref.value}::uuid desc
+    limit 1`;
+  return row;
+}
+
+/** The fields an update may change; only those given change. */
+export interface ContactChanges {
+  email?: string;
+  external_id?: string;
+  first_name?: string | null;
+  last_name?: string | null;
+  tags?: string[];
+  is_active?: boolean;
+  /** true sets `unsubscribed_at` (kept when already set); false clears it. */
+  is_unsubscribed?: boolean;
+  custom_fields?: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+}
+
+const CHANGEABLE = [
+  "email",
+  "external_id",
+  "first_name",
+  "last_name",
+  "tags",
+  "is_active",
+  "is_unsubscribed",
+  "custom_fields",
+  "metadata",
+] as const;
+
+/** Changes the given fields of the contact named by `ref`; undefined when there is none. 409 on a duplicate. */
+export async function updateContact(
+  db: Db,
+  teamId: string,
+  ref: ContactRef,
+  changes: ContactChanges,
+): Promise<ContactRow | undefined> {
+  const fields: Record<string, postgres.ParameterOrJSON<never>> = {};
+  for (const column of CHANGEABLE) {
+    const value = changes[column];
+    if (value === undefined) continue;
+    fields[column] = column === "custom_fields" || column === "metadata"
+      ? asJson(value)
+      : value as postgres.ParameterOrJSON<never>;
+  }
+  const columns = Object.keys(fields);
+  const unsubscribedAt = changes.is_unsubscribed === undefined
+    ? db``
+    : changes.is_unsubscribed
+    ? db`, unsubscribed_at = coalesce(unsubscribed_at, now())`
+    : db`, unsubscribed_at = null`;
+  // The column helper must follow `set` in its own template to render as assignments.
+  const update = columns.length > 0
+    ? db`update contacts set ${db(fields, columns)}, updated_at = now()`
+    : db`update contacts set updated_at = now()`;
+  try {
+    const [row]: [ContactRow?] = await db`
+      ${update} ${unsubscribedAt}
+      where ${contactMatch(db, teamId, ref)}
+      returning *`;
+    return row;
+  } catch (err) {
+    if (isUniqueViolation(err)) {
+      throw duplicateContactError(err.constraint_name, {
+        email: changes.email ?? "",
+        external_id: changes.external_id ?? "",
+      });
+    }
+    throw err;
+  }
+}
+
+/** Deletes the contact named by `ref` (permanently); its id, or undefined when there is none. */
+export async function deleteContact(db: Db, teamId: string, ref: ContactRef): Promise<string | undefined> {
+  const [row]: [{ id: string }?] = await db`
+    delete from contacts where ${contactMatch(db, teamId, ref)} returning id`;
+  return row?.id;
+}
+
+/** Adds tags the contact does not carry yet, keeping the order of first appearance. */
+export async function addTags(
+  db: Db,
+  teamId: string,
+  ref: ContactRef,
+  tags: string[],
+): Promise<ContactRow | undefined> {
+  const [row]: [ContactRow?] = await db`
+    update contacts
+    set tags = array(
+      select t from unnest(tags || ${tags}::text[]) with ordinality as u(t, n) group by t order by min(n)
+    ), updated_at = now()
+    where ${contactMatch(db, teamId, ref)}
+    returning *`;
+  return row;
+}
+
+/** Removes the given tags from the contact. */
+export async function removeTags(
+  db: Db,
+  teamId: string,
+  ref: ContactRef,
+  tags: string[],
+): Promise<ContactRow | undefined> {
+  const [row]: [ContactRow?] = await db`
+    update contacts
+    set tags = array(
+      select t from unnest(tags) with ordinality as u(t, n) where t <> all(${tags}::text[]) order by n
+    ), updated_at = now()
+    where ${contactMatch(db, teamId, ref)}
+    returning *`;
+  return row;
 }

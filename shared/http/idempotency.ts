@@ -13,8 +13,8 @@ type Stored =
   | { state: "done"; fingerprint: string; status: number; body: string; contentType: string };
 
 async function fingerprint(c: Context<AppEnv>): Promise<string> {
-  const body = c.req.header("content-type")?.includes("json") ? JSON.stringify(await c.req.json()) : await c.req.text();
-  const data = new TextEncoder().encode(`${c.req.method} ${c.req.path}\n${body}`);
+  // The body exactly as sent: a retry sends the same bytes.
+  const data = new TextEncoder().encode(`${c.req.method} ${c.req.path}\n${await c.req.text()}`);
   const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", data));
   return btoa(String.fromCharCode(...digest));
 }

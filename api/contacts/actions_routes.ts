@@ -1,0 +1,157 @@
+import { createRoute, type OpenAPIHono, type z } from "@hono/zod-openapi";
+import { createContacts } from "../../shared/contacts/bulk.ts";
+import { type DeviceTokenInput, registerDeviceTokens } from "../../shared/contacts/device_tokens.ts";
+import { addTags, type ContactRef, type NewContact, removeTags, updateContact } from "../../shared/contacts/queries.ts";
+import type { Deps } from "../../shared/deps.ts";
+import { newRouter } from "../../shared/http/app.ts";
+import type { AppEnv } from "../../shared/http/env.ts";
+import { byExternalId, byId, found } from "./refs.ts";
+import {
+  BulkAnswer,
+  BulkBody,
+  Contact,
+  contactBody,
+  ContactWithDevices,
+  CreateEmail,
+  DeviceTokenBody,
+  errors,
+  ExternalIdParams,
+  IdParams,
+  jsonBody,
+  jsonResponse,
+  TagsBody,
+} from "./schemas.ts";
+
+const tags = ["Contacts"];
+const updated = jsonResponse(Contact, "The updated contact");
+
+/** Tags, unsubscribe, bulk creation and device tokens. */
+export function actionsRoutes(deps: Deps) {
+  const app = newRouter();
+  const db = deps.sql;
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/bulk",
+      tags,
+      summary: "Create up to 1,000 contacts; existing ones are skipped, invalid ones reported",
+      request: { body: jsonBody(BulkBody) },
+      responses: { 200: jsonResponse(BulkAnswer, "What was created, skipped and refused"), ...errors(400, 403) },
+    }),
+    async (c) => {
+      const { contacts } = c.req.valid("json");
+      const failed: { email: string | null; error: string }[] = [];
+      const valid: NewContact[] = [];
+      for (const entry of contacts) {
+        const email = CreateEmail.safeParse(entry.email);
+        if (!email.success) {
+          failed.push({ email: entry.email ?? null, error: email.error.issues[0].message });
+          continue;
+        }
+        const metadata = { ...entry.metadata, created_via: "api_key", api_key_id: c.var.apiKey.id };
+        valid.push({ ...entry, email: email.data, metadata });
+      }
+      const { created, skipped } = await createContacts(db, c.var.team.id, valid);
+      return c.json({
+        created: created.map(contactBody),
+        skipped,
+        errors: failed,
+        total_processed: contacts.length,
+        summary: { created_count: created.length, skipped_count: skipped.length, error_count: failed.length },
+      }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "patch",
+      path: "/external/{external_id}/device-token",
+      tags,
+      summary: "Register push devices: `{token, platform, …}` or `{fcm_token?, apns_token?}`",
+      request: { params: ExternalIdParams, body: jsonBody(DeviceTokenBody) },
+      responses: { 200: jsonResponse(ContactWithDevices, "The contact and its devices"), ...errors(400, 403, 404) },
+    }),
+    async (c) => {
+      const result = await registerDeviceTokens(
+        deps.sql,
+        c.var.team.id,
+        c.req.valid("param").external_id,
+        devicesOf(c.req.valid("json")),
+      );
+      const { contact, devices } = found(result);
+      return c.json({ ...contactBody(contact), device_tokens: devices }, 200);
+    },
+  );
+
+  register(app, deps, "/external/{external_id}", ExternalIdParams, (p) => byExternalId(p.external_id));
+  register(app, deps, "/{id}", IdParams, (p) => byId(p.id));
+  return app;
+}
+
+/** The devices a device-token body names, one per distinct token. */
+function devicesOf(body: z.output<typeof DeviceTokenBody>): DeviceTokenInput[] {
+  const about = { os_version: body.os_version, app_version: body.app_version, device_model: body.device_model };
+  const devices: DeviceTokenInput[] = [];
+  if (body.token !== undefined && body.platform !== undefined) {
+    devices.push({ token: body.token, platform: body.platform, ...about });
+  }
+  if (body.fcm_token !== undefined) devices.push({ token: body.fcm_token, platform: "android", ...about });
+  if (body.apns_token !== undefined) devices.push({ token: body.apns_token, platform: "ios", ...about });
+  return devices.filter((d, i) => devices.findIndex((e) => e.token === d.token) === i);
+}
+
+/** Path parameters naming the contact: `{id}` or `{external_id}`. */
+type RefParams = z.ZodObject<Record<string, z.ZodString>>;
+
+function register(
+  app: OpenAPIHono<AppEnv>,
+  deps: Deps,
+  base: string,
+  params: RefParams,
+  refOf: (params: Record<string, string>) => ContactRef,
+): void {
+  const db = deps.sql;
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: `${base}/tags`,
+      tags,
+      summary: "Add tags",
+      request: { params, body: jsonBody(TagsBody) },
+      responses: { 200: updated, ...errors(400, 403, 404) },
+    }),
+    async (c) => {
+      const row = await addTags(db, c.var.team.id, refOf(c.req.valid("param")), c.req.valid("json").tags);
+      return c.json(contactBody(found(row)), 200);
+    },
+  );
+  app.openapi(
+    createRoute({
+      method: "delete",
+      path: `${base}/tags`,
+      tags,
+      summary: "Remove tags (JSON body `{tags}`)",
+      request: { params, body: jsonBody(TagsBody) },
+      responses: { 200: updated, ...errors(400, 403, 404) },
+    }),
+    async (c) => {
+      const row = await removeTags(db, c.var.team.id, refOf(c.req.valid("param")), c.req.valid("json").tags);
+      return c.json(contactBody(found(row)), 200);
+    },
+  );
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: `${base}/unsubscribe`,
+      tags,
+      summary: "Unsubscribe the contact from everything (sets is_unsubscribed and unsubscribed_at)",
+      request: { params },
+      responses: { 200: updated, ...errors(403, 404) },
+    }),
+    async (c) => {
+      const row = await updateContact(db, c.var.team.id, refOf(c.req.valid("param")), { is_unsubscribed: true });
+      return c.json(contactBody(found(row)), 200);
+    },
+  );
+}

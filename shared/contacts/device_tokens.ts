@@ -1,0 +1,85 @@
+import type { Db, Sql } from "../db.ts";
+import type { ContactRow } from "./queries.ts";
+
+/** A push platform. */
+export type Platform = "android" | "ios" | "web";
+
+/** A device registered for push. */
+export interface DeviceTokenRow {
+  id: string;
+  token: string;
+  platform: Platform;
+  os_version: string | null;
+  app_version: string | null;
+  device_model: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+/** A device to register for a contact. */
+export interface DeviceTokenInput {
+  token: string;
+  platform: Platform;
+  os_version?: string | null;
+  app_version?: string | null;
+  device_model?: string | null;
+}
+
+const TOKEN = /^[A-Za-z0-9_:.-]{32,4096}$/;
+const APNS_TOKEN = /^[0-9A-Fa-f]{64}$/;
+
+/** True for a well-formed push token: 32–4,096 of `[A-Za-z0-9_:.-]`, or 64 hex characters on iOS (APNs). */
+export function isValidDeviceToken(token: string, platform: Platform): boolean {
+  return platform === "ios" ? APNS_TOKEN.test(token) : TOKEN.test(token);
+}
+
+/**
+ * Registers devices for the team's contact with this external id (upsert on (contact, token)); a
+ * token registered to another contact of the team moves to this one, since a device has one user.
+ * Answers the contact and all its devices, or undefined when there is no such contact.
+ */
+export async function registerDeviceTokens(
+  sql: Sql,
+  teamId: string,
+  externalId: string,
+  devices: DeviceTokenInput[],
+): Promise<{ contact: ContactRow; devices: DeviceTokenRow[] } | undefined> {
+  return await sql.begin(async (tx) => {
+    const [contact]: [ContactRow?] = await tx`
+      update contacts set updated_at = now()
+      where team_id = ${teamId} and external_id = ${externalId}
+      returning *`;
+    if (!contact) return undefined;
+    const tokens = devices.map((d) => d.token);
+    await tx`
+      delete from device_tokens
+      where team_id = ${teamId} and token = any(${tokens}::text[]) and contact_id <> ${contact.id}`;
+    const rows = devices.map((d) => ({
+      team_id: teamId,
+      contact_id: contact.id,
+      token: d.token,
+      platform: d.platform,
+      os_version: d.os_version ?? null,
+      app_version: d.app_version ?? null,
+      device_model: d.device_model ?? null,
+    }));
+    await tx`
+      insert into device_tokens ${tx(rows)}
+      on conflict (contact_id, token) do update set
+        platform = excluded.platform,
+        os_version = coalesce(excluded.os_version, device_tokens.os_version),
+        app_version = coalesce(excluded.app_version, device_tokens.app_version),
+        device_model = coalesce(excluded.device_model, device_tokens.device_model),
+        updated_at = now()`;
+    return { contact, devices: await listDeviceTokens(tx, teamId, contact.id) };
+  });
+}
+
+/** The devices of a contact, oldest first. */
+export async function listDeviceTokens(db: Db, teamId: string, contactId: string): Promise<DeviceTokenRow[]> {
+  return await db<DeviceTokenRow[]>`
+    select id, token, platform, os_version, app_version, device_model, created_at, updated_at
+    from device_tokens
+    where team_id = ${teamId} and contact_id = ${contactId}
+    order by created_at, id`;
+}
