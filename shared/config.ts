@@ -14,6 +14,8 @@ const ConfigSchema = z.object({
   /** Folder of the embedded Postgres; `memory://` keeps it in memory. */
   PGLITE_DIR: z.string().default("./.data/pg"),
   KV_PATH: z.string().default("./.data/kv.sqlite3"),
+  /** Set by Deno Deploy: KV is then the platform's managed database, opened with no path. */
+  DENO_DEPLOYMENT_ID: z.string().optional(),
   ADMIN_TOKEN: z.string().min(16).optional(),
   DEMO_SEED: bool.default(true),
   OTP_TOKEN_SECRET: z.string().min(16).optional(),

@@ -24,7 +24,7 @@ interface RuntimeOptions {
 export async function startRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
   const database = await connectDatabase(config, { schema: options.schema });
   await migrate(database.sql);
-  const kv = await openKv(config.KV_PATH);
+  const kv = await openKv(config.DENO_DEPLOYMENT_ID ? undefined : config.KV_PATH);
   const counter = new WindowCounter(kv);
   const deps: Deps = {
     config,
