@@ -120,15 +120,14 @@ export function contactMatch(db: Db, teamId: string, ref: ContactRef): postgres.
   )`;
 }
 
-/** The team's contact named by `ref` (one query). */
+/**
+ * The team's contact named by `ref`: a UUID is looked up by primary key first (the common case, and
+ * the cheapest statement), and only when no contact has that id is it tried as an external id.
+ */
 export async function findContact(db: Db, teamId: string, ref: ContactRef): Promise<ContactRow | undefined> {
   if (ref.by === "external_id" || !isUuid(ref.value)) return await findContactByExternalId(db, teamId, ref.value);
-  const [row]: [ContactRow?] = await db`
-    select * from contacts
-    where team_id = ${teamId} and (id = ${ref.value}::uuid or external_id = ${ref.value})
-    order by id = ${ref.value}::uuid desc
-    limit 1`;
-  return row;
+  const [row]: [ContactRow?] = await db`select * from contacts where id = ${ref.value}::uuid and team_id = ${teamId}`;
+  return row ?? await findContactByExternalId(db, teamId, ref.value);
 }
 
 /** The fields an update may change; only those given change. */

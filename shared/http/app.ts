@@ -50,8 +50,9 @@ export function createBaseApp(): OpenAPIHono<AppEnv> {
     const started = performance.now();
     const requestId = crypto.randomUUID();
     c.set("requestId", requestId);
-    await next();
+    // Set before the handler runs: a header set on a finished response makes Hono rebuild it.
     c.header("X-Request-Id", requestId);
+    await next();
     log("info", "request", {
       request_id: requestId,
       team_id: c.var.team?.id,
@@ -81,7 +82,8 @@ async function jsonBody(c: Context<AppEnv>, next: () => Promise<void>): Promise<
   const type = (c.req.header("content-type") ?? "").split(";")[0].trim().toLowerCase();
   if (!/^application\/([\w.-]+\+)?json$/.test(type)) return await next();
   const text = await c.req.text();
-  if (new TextEncoder().encode(text).length > MAX_BODY_BYTES) {
+  // A UTF-16 unit is at most 3 UTF-8 bytes: encode only when the text may be over the limit.
+  if (text.length * 3 > MAX_BODY_BYTES && new TextEncoder().encode(text).length > MAX_BODY_BYTES) {
     throw new AppError(413, "payload_too_large", "Request body too large");
   }
   // Hono's json() parses the cached text (a promise at run time, whatever its type says): an empty

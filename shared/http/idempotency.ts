@@ -19,21 +19,22 @@ async function fingerprint(c: Context<AppEnv>): Promise<string> {
   return btoa(String.fromCharCode(...digest));
 }
 
-function replay(stored: Extract<Stored, { state: "done" }>): Response {
-  return new Response(stored.body, {
-    status: stored.status,
-    headers: { "Content-Type": stored.contentType, "Idempotent-Replayed": "true" },
+/** The first answer again (through `c`, so the headers set so far — request id, rate limit — are kept). */
+function replay(c: Context<AppEnv>, stored: Extract<Stored, { state: "done" }>): Response {
+  return c.body(stored.body, stored.status as 200, {
+    "Content-Type": stored.contentType,
+    "Idempotent-Replayed": "true",
   });
 }
 
-function answerExisting(stored: Stored, print: string): Response {
+function answerExisting(c: Context<AppEnv>, stored: Stored, print: string): Response {
   if (stored.fingerprint !== print) {
     throw new AppError(422, "idempotency_key_reused", "Idempotency-Key was already used with a different request body");
   }
   if (stored.state === "in_flight") {
     throw new ConflictError("A request with this Idempotency-Key is still in progress", "idempotency_in_progress");
   }
-  return replay(stored);
+  return replay(c, stored);
 }
 
 /**
@@ -51,14 +52,14 @@ export function idempotency(deps: Deps) {
     const key = kvKeys.idempotency(c.var.team.id, idemKey);
     const print = await fingerprint(c);
     const existing = await deps.kv.get<Stored>(key);
-    if (existing.value) return answerExisting(existing.value, print);
+    if (existing.value) return answerExisting(c, existing.value, print);
     const claimed = await deps.kv.atomic()
       .check(existing)
       .set(key, { state: "in_flight", fingerprint: print } satisfies Stored, { expireIn: IN_FLIGHT_MS })
       .commit();
     if (!claimed.ok) {
       const now = await deps.kv.get<Stored>(key);
-      if (now.value) return answerExisting(now.value, print);
+      if (now.value) return answerExisting(c, now.value, print);
     }
     await next();
     const res = c.res;

@@ -13,6 +13,8 @@ dbTest("idempotency() replays the first answer for the same key and body, creati
   const again = await call("POST", "", body, headers);
   assert.equal(again.status, 201);
   assert.equal(again.headers.get("idempotent-replayed"), "true");
+  assert.ok(again.headers.get("x-request-id"), "a replay carries its own request id");
+  assert.ok(again.headers.get("x-ratelimit-remaining"), "a replay carries the rate-limit headers");
   assert.deepEqual(again.body, first.body);
   const listed = await call("GET", `?email=${encodeURIComponent(body.email)}`);
   assert.equal(listed.body.data.length, 1);

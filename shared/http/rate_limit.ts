@@ -30,20 +30,11 @@ export function rateLimit(deps: Deps, counter: WindowCounter) {
     const now = deps.now();
     const limit = hourlyLimit(deps.config, c.var.team.plan);
     const hit = await counter.hit("api", c.var.apiKey.id, limit, HOUR_MS, now);
-    const headers = {
-      "X-RateLimit-Limit": String(hit.limit),
-      "X-RateLimit-Remaining": String(hit.remaining),
-      "X-RateLimit-Reset": String(Math.ceil(hit.resetAt / 1000)),
-    };
-    if (!hit.allowed) {
-      const err = new RateLimitError("Rate limit exceeded", (hit.resetAt - now) / 1000);
-      Object.assign(err.headers, headers);
-      throw err;
-    }
-    try {
-      await next();
-    } finally {
-      for (const [name, value] of Object.entries(headers)) c.header(name, value);
-    }
+    // Set before the handler runs: a header set on a finished response makes Hono rebuild it.
+    c.header("X-RateLimit-Limit", String(hit.limit));
+    c.header("X-RateLimit-Remaining", String(hit.remaining));
+    c.header("X-RateLimit-Reset", String(Math.ceil(hit.resetAt / 1000)));
+    if (!hit.allowed) throw new RateLimitError("Rate limit exceeded", (hit.resetAt - now) / 1000);
+    await next();
   };
 }
