@@ -1,0 +1,80 @@
+/** The bench's command-line options and the environment its servers get. */
+
+/** What `deno task bench` was asked to do. */
+export interface Options {
+  quick: boolean;
+  connections: number[];
+  durationSec: number;
+  warmupSec: number;
+  only?: string;
+  /** Profile the service (CPU) during each scenario's measurements. */
+  profile: boolean;
+  /** The service's entry point (another composition, for experiments); default main.ts. */
+  entry?: string;
+  /** Also measure the diagnostic servers (the service's queries in a bare handler). */
+  diagnose: boolean;
+  /** Times each scenario alternates with its baseline at each connection count. */
+  rounds: number;
+  serviceEnv: Record<string, string>;
+}
+
+/** Parses the command line. */
+export function parseArgs(args: string[]): Options {
+  const value = (name: string) => args.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3);
+  const quick = args.includes("--quick");
+  const serviceEnv: Record<string, string> = {};
+  for (const a of args.filter((a) => a.startsWith("--env="))) {
+    const [k, ...v] = a.slice(6).split("=");
+    serviceEnv[k] = v.join("=");
+  }
+  const durationSec = Number(value("duration") ?? (quick ? 2 : 5));
+  return {
+    quick,
+    connections: (value("connections") ?? (quick ? "50" : "50,200")).split(",").map(Number),
+    durationSec,
+    warmupSec: quick ? 0.5 : 1,
+    only: value("only"),
+    profile: args.includes("--profile"),
+    diagnose: args.includes("--diagnose"),
+    entry: value("entry"),
+    rounds: Math.max(1, Number(value("rounds") ?? 1)),
+    serviceEnv,
+  };
+}
+
+/** Service settings (and provider secrets) the bench must not inherit from its own environment. */
+const CONFIG_PREFIXES = [
+  "RESEND_",
+  "TWILIO_",
+  "FCM_",
+  "APNS_",
+  "PRICE_",
+  "RATE_LIMIT_",
+  "OTP_",
+  "EMAIL_",
+  "SMS_",
+  "WHATSAPP_",
+  "PUSH_",
+  "WEBHOOK_",
+];
+const CONFIG_KEYS = [
+  "DATABASE_URL",
+  "PGLITE_DIR",
+  "KV_PATH",
+  "ADMIN_TOKEN",
+  "DEMO_SEED",
+  "LOG_LEVEL",
+  "PORT",
+  "HOST",
+  "TRUST_PROXY",
+  "OTEL_DENO",
+];
+
+/** The bench's environment without any service setting (the servers get only what the bench sets). */
+export function cleanEnv(): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(Deno.env.toObject()).filter(([k]) =>
+      !CONFIG_KEYS.includes(k) && !CONFIG_PREFIXES.some((p) => k.startsWith(p))
+    ),
+  );
+}

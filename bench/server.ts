@@ -1,0 +1,149 @@
+/** Starting, watching and stopping the server processes the bench measures. */
+
+/** A server process started by the bench. */
+export interface ServerProcess {
+  name: string;
+  pid: number;
+  url: string;
+  logPath: string;
+  /** Peak resident set size so far (VmHWM), in MiB; undefined when /proc cannot tell. */
+  peakRssMiB(): Promise<number | undefined>;
+  /** SIGTERM, then SIGKILL after 5 s. */
+  stop(): Promise<void>;
+}
+
+interface StartOptions {
+  name: string;
+  /** Arguments after `deno`. */
+  args: string[];
+  env: Record<string, string>;
+  /** Path answered with 2xx once the server is ready. */
+  readyPath: string;
+  /** Folder for the process log. */
+  logDir: string;
+  timeoutMs?: number;
+}
+
+const running = new Set<ServerProcess>();
+
+/** Stops every server still running (on exit or interrupt). */
+export async function stopAll(): Promise<void> {
+  await Promise.all([...running].map((s) => s.stop()));
+}
+
+/** Asks the kernel for a free loopback port. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** Reads VmHWM (peak RSS) of a process from /proc, in MiB. */
+export async function peakRssMiB(pid: number): Promise<number | undefined> {
+  try {
+    const status = await Deno.readTextFile(`/proc/${pid}/status`);
+    const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(status);
+    return match ? Number(match[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Clock ticks per second of /proc/<pid>/stat times (USER_HZ: 100 on Linux). */
+const CLK_TCK = 100;
+
+/** User plus system CPU seconds a process has used (all its threads), from /proc; 0 when unknown. */
+export async function cpuSeconds(pid: number): Promise<number> {
+  try {
+    const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+  } catch {
+    return 0;
+  }
+}
+
+async function tail(path: string, lines = 30): Promise<string> {
+  try {
+    return (await Deno.readTextFile(path)).split("\n").slice(-lines).join("\n");
+  } catch {
+    return "(no log)";
+  }
+}
+
+/** Starts `deno <args>` on loopback and waits until `readyPath` answers 2xx. */
+export async function startServer(options: StartOptions): Promise<ServerProcess> {
+  const port = freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const logPath = `${options.logDir}/${options.name}.log`;
+  const log = await Deno.open(logPath, { create: true, write: true, truncate: true });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: options.args,
+    env: { ...options.env, PORT: String(port), HOST: "127.0.0.1", NO_COLOR: "1" },
+    stdin: "null",
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  // Both streams go to one log file; nothing of the child reaches the bench's own output.
+  const writer = log.writable.getWriter();
+  const pump = async (stream: ReadableStream<Uint8Array>) => {
+    for await (const chunk of stream) await writer.write(chunk);
+  };
+  const pumps = Promise.all([pump(child.stdout), pump(child.stderr)]).finally(() => writer.close().catch(() => {}));
+  let exited = false;
+  const status = child.status.then((s) => {
+    exited = true;
+    return s;
+  });
+
+  let stopping: Promise<void> | undefined;
+  const server: ServerProcess = {
+    name: options.name,
+    pid: child.pid,
+    url,
+    logPath,
+    peakRssMiB: () => peakRssMiB(child.pid),
+    stop() {
+      stopping ??= (async () => {
+        running.delete(server);
+        if (!exited) {
+          try {
+            child.kill("SIGTERM");
+          } catch { /* already gone */ }
+          const timer = setTimeout(() => {
+            try {
+              child.kill("SIGKILL");
+            } catch { /* already gone */ }
+          }, 5000);
+          await status;
+          clearTimeout(timer);
+        }
+        await pumps.catch(() => {});
+      })();
+      return stopping;
+    },
+  };
+  running.add(server);
+
+  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
+  while (true) {
+    if (exited) {
+      await server.stop();
+      throw new Error(`${options.name} exited before it was ready; log ${logPath}:\n${await tail(logPath)}`);
+    }
+    try {
+      const res = await fetch(url + options.readyPath, { signal: AbortSignal.timeout(2000) });
+      await res.body?.cancel();
+      if (res.ok) return server;
+    } catch { /* not listening yet */ }
+    if (Date.now() > deadline) {
+      await server.stop();
+      throw new Error(
+        `${options.name} not ready after ${options.timeoutMs ?? 60_000} ms; log ${logPath}:\n${await tail(logPath)}`,
+      );
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
