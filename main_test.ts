@@ -78,3 +78,22 @@ dbTest("a body over 1 MiB is 413", async () => {
   assert.equal(res.status, 413);
   assert.equal((await res.json()).statusCode, 413);
 });
+
+dbTest("a declared Content-Length decides: 0 with a JSON type counts as {}, over 1 MiB is 413", async () => {
+  const deps = await testDeps();
+  const app = createService(deps);
+  const { keys } = await testTeam(deps);
+  const headers = { "X-API-Key": keys.live, "Content-Type": "application/json" };
+  const empty = await app.request("/api/v1/contacts", {
+    method: "POST",
+    headers: { ...headers, "Content-Length": "0" },
+  });
+  assert.equal(empty.status, 400);
+  assert.equal((await empty.json()).message, "Missing required field: email");
+  const big = await app.request("/api/v1/contacts", {
+    method: "POST",
+    headers: { ...headers, "Content-Length": String(2 * 1024 * 1024) },
+    body: "{}",
+  });
+  assert.equal(big.status, 413);
+});

@@ -77,17 +77,27 @@ export function createBaseApp(): OpenAPIHono<AppEnv> {
 async function jsonBody(c: Context<AppEnv>, next: () => Promise<void>): Promise<void> {
   const method = c.req.method;
   if (method === "GET" || method === "HEAD" || method === "OPTIONS") return await next();
-  const declared = Number(c.req.header("content-length") ?? "0");
-  if (declared > MAX_BODY_BYTES) throw new AppError(413, "payload_too_large", "Request body too large");
   const type = (c.req.header("content-type") ?? "").split(";")[0].trim().toLowerCase();
-  if (!/^application\/([\w.-]+\+)?json$/.test(type)) return await next();
+  const json = /^application\/([\w.-]+\+)?json$/.test(type);
+  const length = c.req.header("content-length");
+  if (length !== undefined) {
+    // The declared length is enough: the body is read once, by the route's validator.
+    if (Number(length) > MAX_BODY_BYTES) throw new AppError(413, "payload_too_large", "Request body too large");
+    if (json && Number(length) === 0) emptyJson(c);
+    return await next();
+  }
+  if (!json) return await next();
+  // No declared length (chunked): read it here to bound it.
   const text = await c.req.text();
   // A UTF-16 unit is at most 3 UTF-8 bytes: encode only when the text may be over the limit.
   if (text.length * 3 > MAX_BODY_BYTES && new TextEncoder().encode(text).length > MAX_BODY_BYTES) {
     throw new AppError(413, "payload_too_large", "Request body too large");
   }
-  // Hono's json() parses the cached text (a promise at run time, whatever its type says): an empty
-  // body becomes "{}".
-  if (text.trim() === "") (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve("{}");
+  if (text.trim() === "") emptyJson(c);
   await next();
+}
+
+/** Hono's json() parses the cached text (a promise at run time, whatever its type says): "{}". */
+function emptyJson(c: Context<AppEnv>): void {
+  (c.req.bodyCache as Record<string, unknown>).text = Promise.resolve("{}");
 }
