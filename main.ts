@@ -1,7 +1,15 @@
 import { Scalar } from "@scalar/hono-api-reference";
 import { adminRoutes } from "./api/admin/routes.ts";
 import { contactsRoutes } from "./api/contacts/routes.ts";
+import { inboundRoutes } from "./api/inbound/routes.ts";
+import { messagesRoutes } from "./api/messages/routes.ts";
+import { pushRoutes } from "./api/push/routes.ts";
+import { smsRoutes } from "./api/sms/routes.ts";
 import { systemRoutes } from "./api/system/routes.ts";
+import { templatesRoutes } from "./api/templates/routes.ts";
+import { triggersRoutes } from "./api/triggers/routes.ts";
+import { webhooksRoutes } from "./api/webhooks/routes.ts";
+import { whatsappRoutes } from "./api/whatsapp/routes.ts";
 import { otpRoutes } from "./otp/routes.ts";
 import { loadConfig } from "./shared/config.ts";
 import type { Deps } from "./shared/deps.ts";
@@ -10,8 +18,10 @@ import { apiKeyAuth } from "./shared/http/auth.ts";
 import { idempotency } from "./shared/http/idempotency.ts";
 import { rateLimit } from "./shared/http/rate_limit.ts";
 import { log, setLogLevel } from "./shared/log.ts";
+import { waitForJobs } from "./shared/metrics.ts";
 import { startRuntime } from "./shared/runtime.ts";
 import { ensureAdminToken, seedDemo } from "./shared/seed.ts";
+import { startWorker } from "./worker/queue.ts";
 
 /** The whole service (every role) as one Hono app. */
 export function createService(deps: Deps) {
@@ -28,11 +38,21 @@ export function createService(deps: Deps) {
     name: "X-API-Key",
   });
   app.get("/docs", Scalar({ url: "/api/v1/openapi.json", pageTitle: "Messaging API reference" }));
+  // Provider callbacks carry no API key (each is checked by its provider's signature): mounted before
+  // the key check, like the document above, so that they answer first.
+  app.route("/api/v1/inbound", inboundRoutes(deps));
   app.use("/api/v1/*", apiKeyAuth(deps, deps.keys), rateLimit(deps, deps.counter), idempotency(deps));
   app.route("/", systemRoutes(deps));
   app.route("/admin/v1", adminRoutes(deps));
   app.route("/api/v1/contacts", contactsRoutes(deps));
   app.route("/api/v1/otp", otpRoutes(deps));
+  app.route("/api/v1/webhooks", webhooksRoutes(deps));
+  app.route("/api/v1/messages", messagesRoutes(deps));
+  app.route("/api/v1/sms", smsRoutes(deps));
+  app.route("/api/v1/whatsapp", whatsappRoutes(deps));
+  app.route("/api/v1/push", pushRoutes(deps));
+  app.route("/api/v1/triggers", triggersRoutes(deps));
+  app.route("/api/v1/templates", templatesRoutes(deps));
   return app;
 }
 
@@ -41,16 +61,30 @@ async function main(): Promise<void> {
   setLogLevel(config.LOG_LEVEL);
   const runtime = await startRuntime(config);
   await seedDemo(runtime.deps);
+  startWorker(runtime.deps);
   const app = createService(runtime.deps);
   const server = Deno.serve({
     port: config.PORT,
     hostname: config.HOST,
     onListen: ({ hostname, port }) => log("info", "listening", { url: `http://${hostname}:${port}` }),
   }, app.fetch);
+  // Graceful shutdown: stop accepting connections, let in-flight requests and queue jobs finish (up to
+  // SHUTDOWN_TIMEOUT_MS in all), then close KV and the pool. A job cut off at the deadline stays in
+  // the KV queue and is redelivered after the restart, so no accepted work is lost.
+  let stopping = false;
   const shutdown = async () => {
-    log("info", "shutting down");
-    await server.shutdown();
+    if (stopping) return;
+    stopping = true;
+    const deadline = Date.now() + config.SHUTDOWN_TIMEOUT_MS;
+    log("info", "shutting down", { timeout_ms: config.SHUTDOWN_TIMEOUT_MS });
+    const requestsDone = await Promise.race([
+      server.shutdown().then(() => true),
+      new Promise<false>((resolve) => setTimeout(resolve, config.SHUTDOWN_TIMEOUT_MS, false)),
+    ]);
+    const jobsDone = await waitForJobs(Math.max(0, deadline - Date.now()));
+    if (!requestsDone || !jobsDone) log("warn", "shutdown deadline reached", { requestsDone, jobsDone });
     await runtime.close();
+    log("info", "stopped");
     Deno.exit(0);
   };
   Deno.addSignalListener("SIGINT", shutdown);

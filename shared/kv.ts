@@ -15,6 +15,12 @@ export const kvKeys = {
   limiter: (name: string, subject: string, window: number) => ["limiter", name, subject, window] as const,
   /** The stored first answer of an Idempotency-Key. */
   idempotency: (teamId: string, key: string) => ["idempotency", teamId, key] as const,
+  /** OTP sessions of a team, and the index of its active (unfinished, unexpired) ones. */
+  otp: {
+    session: (teamId: string, id: string) => ["otp_sessions", teamId, id] as const,
+    active: (teamId: string, id: string) => ["otp_active", teamId, id] as const,
+    activeOfTeam: (teamId: string) => ["otp_active", teamId] as const,
+  },
 };
 
 type Build = (op: Deno.AtomicOperation) => void;

@@ -1,12 +1,14 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Deps } from "../../shared/deps.ts";
+import { ForbiddenError } from "../../shared/errors.ts";
 import { newRouter } from "../../shared/http/app.ts";
+import { registry } from "../../shared/metrics.ts";
 
 const Health = z.object({ status: z.enum(["ok", "unavailable"]), database: z.boolean(), kv: z.boolean() }).openapi(
   "Health",
 );
 
-/** `GET /healthz`: 200 when the database and KV answer, else 503. */
+/** `GET /healthz`: 200 when the database and KV answer, else 503; `GET /metrics`: Prometheus text. */
 export function systemRoutes(deps: Deps) {
   const app = newRouter();
   app.openapi(
@@ -27,6 +29,26 @@ export function systemRoutes(deps: Deps) {
       ]);
       const ok = database && kv;
       return c.json({ status: ok ? "ok" as const : "unavailable" as const, database, kv }, ok ? 200 : 503);
+    },
+  );
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/metrics",
+      tags: ["System"],
+      summary: "Metrics in the Prometheus text format (Bearer METRICS_TOKEN when that is set)",
+      security: [],
+      responses: {
+        200: { description: "Metrics", content: { "text/plain": { schema: z.string() } } },
+        403: { description: "Missing or wrong METRICS_TOKEN" },
+      },
+    }),
+    (c) => {
+      const token = deps.config.METRICS_TOKEN;
+      if (token && c.req.header("authorization") !== `Bearer ${token}`) {
+        throw new ForbiddenError("Invalid metrics token", "invalid_metrics_token");
+      }
+      return c.body(registry.render(), 200, { "Content-Type": "text/plain; version=0.0.4; charset=utf-8" });
     },
   );
   return app;

@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { AppError, reasonPhrase, shapeA, shapeB } from "../errors.ts";
 import { log } from "../log.ts";
+import { recordRequest } from "../metrics.ts";
 import type { AppEnv } from "./env.ts";
 import { validationError } from "./validation.ts";
 
@@ -53,6 +54,7 @@ export function createBaseApp(): OpenAPIHono<AppEnv> {
     // Set before the handler runs: a header set on a finished response makes Hono rebuild it.
     c.header("X-Request-Id", requestId);
     await next();
+    recordRequest(c.req.method, c.req.routePath, c.res.status, performance.now() - started);
     log("info", "request", {
       request_id: requestId,
       team_id: c.var.team?.id,

@@ -1,0 +1,176 @@
+import { z } from "@hono/zod-openapi";
+
+const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T10:00:00.000Z" });
+
+/** Shape A error body. */
+const ErrorBody = z.object({
+  statusCode: z.number().int(),
+  message: z.union([z.string(), z.array(z.string())]),
+  error: z.string(),
+  code: z.string(),
+  details: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** Response entries for the error statuses a send or tracking route answers. */
+export function errors(...statuses: (400 | 403 | 404 | 409 | 422 | 429)[]) {
+  const descriptions = {
+    400: "Invalid request",
+    403: "Insufficient permissions",
+    404: "Not found",
+    409: "A request with this Idempotency-Key is in progress",
+    422: "Idempotency-Key reused with another body",
+    429: "Rate limit exceeded",
+  };
+  return Object.fromEntries(
+    statuses.map((s) => [s, { description: descriptions[s], content: { "application/json": { schema: ErrorBody } } }]),
+  );
+}
+
+/** A JSON body as a createRoute `request.body` (required, so a missing body is validated as `{}`). */
+export function jsonBody<T extends z.ZodType>(schema: T) {
+  return { required: true, content: { "application/json": { schema } } };
+}
+
+/** A JSON response entry. */
+export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
+  return { description, content: { "application/json": { schema } } };
+}
+
+/** A string or a list of strings (tags). */
+export const TagList = z.union([z.string(), z.array(z.string())]);
+/** Free-form object. */
+export const Json = z.record(z.string(), z.unknown());
+/** Template variables: an object (`{{name}}`), or a list for WhatsApp's `{{1}}`, `{{2}}`. */
+export const Variables = z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]);
+
+/** trigger_at, triggerAt and scheduled_at: every schedulable send takes all three. */
+export const ScheduleFields = {
+  trigger_at: z.string().optional().openapi({ description: "ISO 8601 UTC; schedules the send" }),
+  triggerAt: z.string().optional().openapi({ description: "Alias of trigger_at" }),
+  scheduled_at: z.string().optional().openapi({ description: "Alias of trigger_at" }),
+};
+
+/** The asynchronous send body (201). */
+export const AcceptedSend = z.object({
+  success: z.literal(true),
+  trigger_id: z.string(),
+  job_id: z.string(),
+  message: z.string(),
+  scheduled_for: timestamp.optional(),
+  delay_ms: z.number().optional(),
+  data: z.object({ trigger_id: z.string(), job_id: z.string() }),
+}).openapi("AcceptedSend");
+
+/** POST /messages/send. */
+export const EmailSendBody = z.object({
+  recipient_type: z.enum(["direct_email", "contact", "tag", "segment", "all"]),
+  direct_email: z.string().optional(),
+  contact_external_id: z.string().optional(),
+  tag: TagList.optional(),
+  tags: TagList.optional(),
+  segment_id: z.string().optional(),
+  subject: z.string().optional(),
+  content: z.string().optional().openapi({ description: "HTML body (without a template)" }),
+  plain_text_content: z.string().optional(),
+  template_key: z.string().optional(),
+  variables: Variables.optional(),
+  from_email: z.string().optional(),
+  from_name: z.string().optional(),
+  reply_to: z.string().optional(),
+  direct_first_name: z.string().optional(),
+  direct_last_name: z.string().optional(),
+  message_category: z.enum(["transactional", "promotional"]).optional(),
+  campaign_name: z.string().optional(),
+  metadata: Json.optional(),
+  ...ScheduleFields,
+}).openapi("EmailSendRequest");
+
+/** POST /messages/trigger. */
+export const TriggerBody = z.object({
+  recipient_type: z.enum(["contact", "tag", "segment", "all"]),
+  channels: z.array(z.string()).min(1),
+  contact_external_id: z.string().optional(),
+  tags: TagList.optional(),
+  tag: TagList.optional(),
+  segment_id: z.string().optional(),
+  template_key: z.string().optional(),
+  push_title: z.string().optional(),
+  push_body: z.string().optional(),
+  variables: Variables.optional(),
+  metadata: Json.optional(),
+  from_email: z.string().optional(),
+  from_name: z.string().optional(),
+  message_category: z.enum(["transactional", "promotional"]).optional(),
+  campaign_name: z.string().optional(),
+  ...ScheduleFields,
+}).openapi("TriggerRequest");
+
+/** The multi-channel trigger's answer (200). */
+export const TriggerAccepted = z.object({
+  success: z.literal(true),
+  trigger_id: z.string(),
+  job_id: z.string(),
+  message: z.string(),
+  channels_triggered: z.array(z.string()),
+  executions: z.array(z.object({ channel: z.string(), execution_id: z.string() })),
+  scheduled_for: timestamp.optional(),
+  data: z.object({ trigger_id: z.string(), job_id: z.string() }),
+}).openapi("TriggerAccepted");
+
+/** An execution (one channel of a trigger). */
+export const Execution = z.object({
+  id: z.string(),
+  trigger_id: z.string(),
+  channel: z.string(),
+  status: z.enum(["pending", "processing", "completed", "failed"]),
+  total_contacts: z.number().int(),
+  sent_count: z.number().int(),
+  failed_count: z.number().int(),
+  filtered_count: z.number().int(),
+  created_at: timestamp,
+  completed_at: timestamp.nullable(),
+}).openapi("Execution");
+
+/** A page of executions. */
+export const ExecutionList = z.object({
+  executions: z.array(Execution),
+  total: z.number().int(),
+  page: z.number().int(),
+  limit: z.number().int(),
+  totalPages: z.number().int(),
+}).openapi("ExecutionList");
+
+/** One recipient's message of an execution. */
+export const Job = z.object({
+  id: z.string(),
+  recipient: z.string().nullable(),
+  contact_id: z.string().nullable(),
+  status: z.enum(["pending", "sent", "failed", "filtered"]),
+  provider_message_id: z.string().nullable(),
+  error: z.string().nullable(),
+  cost: z.number(),
+  created_at: timestamp,
+  sent_at: timestamp.nullable(),
+}).openapi("ExecutionJob");
+
+/** A page of an execution's messages. */
+export const JobList = z.object({
+  execution_id: z.string(),
+  channel: z.string(),
+  jobs: z.array(Job),
+  total: z.number().int(),
+  page: z.number().int(),
+  limit: z.number().int(),
+  totalPages: z.number().int(),
+}).openapi("ExecutionJobList");
+
+/** `page` (default 1) and `limit` (default 20, at most 100). */
+export const PageQuery = z.object({
+  page: z.coerce.number().int().min(1).default(1),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+});
+
+/** An execution id (or its trigger's id). */
+export const ExecutionParams = z.object({ id: z.string() });
+/** An execution id in a jobs path. */
+export const JobsParams = z.object({ execution_id: z.string() });

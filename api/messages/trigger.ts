@@ -1,0 +1,188 @@
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
+import type { Config } from "../../shared/config.ts";
+import type { ContactRow } from "../../shared/contacts/queries.ts";
+import type { Deps, Team } from "../../shared/deps.ts";
+import { NotFoundError, RateLimitError, ValidationError } from "../../shared/errors.ts";
+import type { AppEnv } from "../../shared/http/env.ts";
+import type { Channel } from "../../shared/providers/types.ts";
+import {
+  checkSender,
+  contactInfo,
+  contactOrThrow,
+  costOfOne,
+  ensureAffordable,
+  fanOutRecipient,
+  newSendIds,
+  required,
+  scheduledFor,
+  sendingService,
+  templateNotApproved,
+  variablesOf,
+} from "../../shared/sending/accept.ts";
+import type { Content, Recipient, SendSpec } from "../../shared/sending/spec.ts";
+import type { Template } from "../../shared/templates.ts";
+import { errors, jsonBody, jsonResponse, TriggerAccepted, TriggerBody } from "./schemas.ts";
+
+const CHANNELS: readonly Channel[] = ["email", "sms", "whatsapp", "push"];
+
+/** Channels one trigger may use on a plan. */
+export function channelsPerTrigger(plan: Team["plan"]): number {
+  return plan === "free" ? 2 : 4;
+}
+
+/** Multi-channel triggers per minute on a plan. */
+export function triggersPerMinute(config: Config, plan: Team["plan"]): number {
+  switch (plan) {
+    case "free":
+      return 10;
+    case "pro":
+      return 100;
+    case "plus":
+      return 500;
+    case "enterprise":
+      return config.TRIGGER_RATE_LIMIT_ENTERPRISE;
+  }
+}
+
+/**
+ * POST /messages/trigger: one template key on several channels, one execution per channel.
+ * Answers 200 with `channels_triggered`.
+ */
+export function addTriggerRoute(app: OpenAPIHono<AppEnv>, deps: Deps): void {
+  const service = sendingService(deps);
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/trigger",
+      tags: ["Multi-channel"],
+      summary: "Send one template on several channels",
+      request: { body: jsonBody(TriggerBody) },
+      responses: { 200: jsonResponse(TriggerAccepted, "Queued or scheduled"), ...errors(400, 403, 404, 409, 422, 429) },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      const team = c.var.team;
+      const now = deps.now();
+      if (body.channels.some((ch) => !CHANNELS.includes(ch as Channel))) {
+        throw new ValidationError("Valid channels are: email, sms, whatsapp, push", "invalid_channel", {
+          details: { field: "channels", code: "invalid_value" },
+        });
+      }
+      const channels = [...new Set(body.channels)] as Channel[];
+      const allowed = channelsPerTrigger(team.plan);
+      if (channels.length > allowed) {
+        throw new ValidationError(
+          `Your plan allows at most ${allowed} channels per trigger`,
+          "too_many_channels",
+          { details: { field: "channels", code: "too_many" } },
+        );
+      }
+      const perMinute = triggersPerMinute(deps.config, team.plan);
+      const hit = await deps.counter.hit("trigger", team.id, perMinute, 60_000, now);
+      if (!hit.allowed) {
+        throw new RateLimitError(
+          `Trigger rate limit exceeded: ${perMinute} per minute`,
+          (hit.resetAt - now) / 1000,
+          "trigger_rate_limit_exceeded",
+        );
+      }
+      const at = scheduledFor(body, now);
+      if (!body.template_key) throw required("template_key");
+      const key = body.template_key;
+
+      let recipient: Recipient;
+      let contact: ContactRow | undefined;
+      if (body.recipient_type === "contact") {
+        if (!body.contact_external_id) throw required("contact_external_id");
+        contact = await contactOrThrow(deps, team.id, body.contact_external_id);
+        recipient = { type: "contact", contact_id: contact.id, external_id: contact.external_id };
+      } else {
+        recipient = await fanOutRecipient(deps, team.id, body.recipient_type, body, "tags");
+      }
+
+      const templates = new Map<Channel, Template | undefined>();
+      for (const ch of channels) templates.set(ch, await service.lookups.template(team.id, ch, key));
+      const pushGiven = body.push_title !== undefined && body.push_body !== undefined;
+      const missing = channels.filter((ch) => !templates.get(ch) && !(ch === "push" && pushGiven));
+      if (missing.length === channels.length) {
+        throw new NotFoundError(
+          `Template '${key}' not found for channels: ${missing.join(", ")}`,
+          "template_not_found",
+        );
+      }
+      if (missing.length > 0) {
+        throw new ValidationError(`Missing templates for channels: ${missing.join(", ")}`, "missing_templates", {
+          details: { field: "template_key", code: "missing_templates", channels: missing },
+        });
+      }
+      for (const ch of ["sms", "whatsapp"] as const) {
+        if (templates.get(ch) && templates.get(ch)!.status !== "approved") throw templateNotApproved(key);
+      }
+      if (body.from_email !== undefined) await checkSender(service, team.id, body.from_email);
+
+      const category = body.message_category ?? "transactional";
+      const contents: Content[] = channels.map((ch): Content => {
+        switch (ch) {
+          case "email":
+            return {
+              channel: "email",
+              template_key: key,
+              from_email: body.from_email,
+              from_name: body.from_name,
+              category,
+            };
+          case "sms":
+            return { channel: "sms", template_key: key, category };
+          case "whatsapp":
+            return {
+              channel: "whatsapp",
+              template_key: key,
+              conversation_category: templates.get(ch)!.category ?? "UTILITY",
+            };
+          case "push":
+            return pushGiven || !templates.get(ch)
+              ? { channel: "push", title: body.push_title, body: body.push_body, category }
+              : { channel: "push", template: key, category };
+        }
+      });
+      const variables = variablesOf(body.variables);
+      if (!c.var.apiKey.test) {
+        const info = contact ? contactInfo(contact) : {};
+        const total = contents.reduce(
+          (sum, content) =>
+            sum +
+            costOfOne(deps.config, content, templates.get(content.channel), variables, info, info.phone ?? undefined),
+          0,
+        );
+        await ensureAffordable(service, team.id, total);
+      }
+
+      const spec: SendSpec = {
+        ...newSendIds(),
+        team_id: team.id,
+        sandbox: c.var.apiKey.test,
+        trigger_type: "multi_channel",
+        recipient_type: body.recipient_type,
+        recipient,
+        executions: contents.map((content) => ({ id: crypto.randomUUID(), content })),
+        variables,
+        metadata: body.metadata ?? {},
+        campaign_name: body.campaign_name,
+        created_at: now,
+        scheduled_for: at ?? null,
+      };
+      await service.acceptor.accept(spec, now);
+      const scheduled = spec.scheduled_for !== null;
+      return c.json({
+        success: true as const,
+        trigger_id: spec.trigger_id,
+        job_id: spec.job_id,
+        message: scheduled ? "scheduled successfully" : "queued successfully",
+        channels_triggered: channels,
+        executions: spec.executions.map((e) => ({ channel: e.content.channel, execution_id: e.id })),
+        ...(scheduled ? { scheduled_for: new Date(spec.scheduled_for!).toISOString() } : {}),
+        data: { trigger_id: spec.trigger_id, job_id: spec.job_id },
+      }, 200);
+    },
+  );
+}

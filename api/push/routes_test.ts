@@ -1,0 +1,158 @@
+import assert from "node:assert/strict";
+import { upsertSegment } from "../../shared/segments.ts";
+import { dbTest } from "../../shared/testing.ts";
+import { sendingFixture } from "../../worker/testing.ts";
+
+const ANDROID = "fcm:" + "A1".repeat(30);
+const IOS = "ab".repeat(32);
+
+async function device(
+  f: Awaited<ReturnType<typeof sendingFixture>>,
+  contactId: string,
+  token: string,
+  platform = "android",
+) {
+  await f.deps.sql`insert into device_tokens ${
+    f.deps.sql({ team_id: f.team.id, contact_id: contactId, token, platform })
+  }`;
+}
+
+dbTest("POST /push/send to a device token delivers title and body", async () => {
+  const f = await sendingFixture();
+  const res = await f.post("/api/v1/push/send", {
+    recipient_type: "direct_push",
+    direct_device_token: ANDROID,
+    direct_platform: "android",
+    title: "Hello {{name}}",
+    body: "Welcome",
+    variables: { name: "Ann" },
+    actions: [{ title: "Open", action: "open" }],
+    custom_data: { order: 42 },
+  });
+  assert.equal(res.status, 201);
+  const { trigger_id } = await res.json();
+  assert.deepEqual((await f.waitForTrigger(trigger_id)).summary, {
+    total_contacts: 1,
+    sent: 1,
+    failed: 0,
+    filtered: 0,
+  });
+  assert.deepEqual((await f.outbox(trigger_id)).map((m) => [m.channel, m.to_address, m.subject, m.body]), [
+    ["push", ANDROID, "Hello Ann", "Welcome"],
+  ]);
+});
+
+dbTest("POST /push/send to a contact goes to each of its devices, from a template by key or id", async () => {
+  const f = await sendingFixture();
+  await f.template("push", "news", { title: "News", body: "For {{contact_email}}" });
+  const [{ id: templateId }] = await f.deps.sql`
+    select id from templates where team_id = ${f.team.id} and channel = 'push' and key = 'news'`;
+  const c = await f.contact({ external_id: "dev", email: "dev@example.com" });
+  await device(f, c.id, ANDROID);
+  await device(f, c.id, IOS, "ios");
+  for (const ref of [{ template_key: "news" }, { template_id: templateId }]) {
+    const res = await f.post("/api/v1/push/send", { recipient_type: "contact", contact_external_id: "dev", ...ref });
+    assert.equal(res.status, 201);
+    const { trigger_id } = await res.json();
+    assert.deepEqual((await f.waitForTrigger(trigger_id)).summary, {
+      total_contacts: 2,
+      sent: 2,
+      failed: 0,
+      filtered: 0,
+    });
+    assert.deepEqual(
+      (await f.outbox(trigger_id)).map((m) => [m.to_address, m.body]).sort(),
+      [
+        [IOS, "For dev@example.com"],
+        [ANDROID, "For dev@example.com"],
+      ].sort(),
+    );
+  }
+});
+
+dbTest("POST /push/send to a segment filters promotional pushes by preference", async () => {
+  const f = await sendingFixture();
+  const a = await f.contact({ tags: ["beta"] });
+  const b = await f.contact({ tags: ["beta"] });
+  await device(f, a.id, ANDROID);
+  await device(f, b.id, "x".repeat(40));
+  await f.deps
+    .sql`update contacts set preferences = jsonb_set(preferences, '{push,promotional}', 'true') where id = ${a.id}`;
+  await upsertSegment(f.deps.sql, f.team.id, "beta-users", { name: "Beta", filter: { tags_any: ["beta"] } });
+  const res = await f.post("/api/v1/push/send", {
+    recipient_type: "segment",
+    segment_id: "beta-users",
+    title: "Try it",
+    body: "New feature",
+    message_category: "promotional",
+  });
+  assert.equal(res.status, 201);
+  const { trigger_id } = await res.json();
+  assert.deepEqual((await f.waitForTrigger(trigger_id)).summary, {
+    total_contacts: 2,
+    sent: 1,
+    failed: 0,
+    filtered: 1,
+  });
+});
+
+dbTest("POST /push/send with scheduled_at answers scheduled_for and delay_ms", async () => {
+  const f = await sendingFixture();
+  const at = new Date(Date.now() + 60_000).toISOString();
+  const res = await f.post("/api/v1/push/send", {
+    recipient_type: "direct_push",
+    direct_device_token: ANDROID,
+    title: "T",
+    body: "B",
+    scheduled_at: at,
+  });
+  const body = await res.json();
+  assert.equal(res.status, 201);
+  assert.equal(body.message, "scheduled successfully");
+  assert.equal(body.scheduled_for, at);
+  assert.ok(body.delay_ms > 50_000 && body.delay_ms <= 60_000);
+});
+
+dbTest("POST /push/send answers the errors of the specification", async () => {
+  const f = await sendingFixture();
+  const lonely = await f.contact({ external_id: "lonely", tags: ["none"] });
+  void lonely;
+  const send = async (body: Record<string, unknown>) => {
+    const res = await f.post("/api/v1/push/send", body);
+    return { status: res.status, body: await res.json() };
+  };
+  const noTitle = await send({ recipient_type: "direct_push", direct_device_token: ANDROID, body: "B" });
+  assert.equal(noTitle.status, 400);
+  assert.deepEqual(noTitle.body.message, ["title should not be empty"]);
+  const badToken = await send({ recipient_type: "direct_push", direct_device_token: "short", title: "T", body: "B" });
+  assert.equal(badToken.status, 400);
+  assert.equal(badToken.body.message, "Invalid device token format");
+  const badIos = await send({
+    recipient_type: "direct_push",
+    direct_device_token: ANDROID,
+    direct_platform: "ios",
+    title: "T",
+    body: "B",
+  });
+  assert.equal(badIos.body.message, "Invalid device token format");
+  const noTokens = await send({ recipient_type: "contact", contact_external_id: "lonely", title: "T", body: "B" });
+  assert.equal(noTokens.status, 400);
+  assert.equal(noTokens.body.message, "No valid push tokens for the selected recipients");
+  const noTaggedTokens = await send({ recipient_type: "tag", tag: ["none"], title: "T", body: "B" });
+  assert.equal(noTaggedTokens.body.message, "No valid push tokens for the selected recipients");
+  const ghost = await send({ recipient_type: "contact", contact_external_id: "ghost", title: "T", body: "B" });
+  assert.equal(ghost.status, 404);
+  assert.equal(ghost.body.message, "Contact with external_id 'ghost' not found");
+  const actions = Array.from({ length: 3 }, (_, i) => ({ title: `A${i}`, action: `a${i}` }));
+  const tooMany = await send({
+    recipient_type: "direct_push",
+    direct_device_token: ANDROID,
+    direct_platform: "web",
+    title: "T",
+    body: "B",
+    actions,
+  });
+  assert.deepEqual(tooMany.body.message, ["actions must contain at most 2 elements"]);
+  const noTemplate = await send({ recipient_type: "direct_push", direct_device_token: ANDROID, template_key: "x" });
+  assert.equal(noTemplate.body.message, "Template 'x' not found for team");
+});

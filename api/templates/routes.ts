@@ -1,0 +1,63 @@
+import { createRoute } from "@hono/zod-openapi";
+import type { Deps } from "../../shared/deps.ts";
+import { newRouter } from "../../shared/http/app.ts";
+import type { Template } from "../../shared/templates.ts";
+import { errors, jsonResponse } from "../messages/schemas.ts";
+import { TemplateList, TemplatesQuery } from "./schemas.ts";
+
+const PLACEHOLDER = /\{\{\s*([\w.-]+)\s*\}\}/g;
+
+/** The variables a template names, in order of first appearance. */
+export function templateVariables(t: Template): string[] {
+  const texts = [t.subject, t.html, t.text, t.title, t.body, ...Object.values(t.country_variations ?? {})];
+  const names = texts.flatMap((text) => [...(text ?? "").matchAll(PLACEHOLDER)].map((m) => m[1]));
+  return [...new Set(names)];
+}
+
+/** Template look-up under /api/v1/templates (templates are managed in the dashboard / admin API). */
+export function templatesRoutes(deps: Deps) {
+  const app = newRouter();
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/",
+      tags: ["Templates"],
+      summary: "Check a template key: the team's templates under it, one per channel",
+      request: { query: TemplatesQuery },
+      responses: { 200: jsonResponse(TemplateList, "The templates"), ...errors(400) },
+    }),
+    async (c) => {
+      const { template_key: key, channel } = c.req.valid("query");
+      const teamId = c.var.team.id;
+      const rows = await deps.sql<Template[]>`
+        select * from templates where team_id = ${teamId}
+          ${key === undefined ? deps.sql`` : deps.sql`and key = ${key}`}
+          ${channel === undefined ? deps.sql`` : deps.sql`and channel = ${channel}`}
+        order by key, channel limit 500`;
+      const templates = rows.map((t) => ({
+        id: t.id,
+        key: t.key,
+        template_key: t.key,
+        channel: t.channel,
+        status: t.status,
+        category: t.category,
+        subject: t.subject,
+        html: t.html,
+        text: t.text,
+        title: t.title,
+        body: t.body,
+        country_variations: t.country_variations,
+        variables: templateVariables(t),
+        created_at: t.created_at,
+        updated_at: t.updated_at,
+      }));
+      return c.json({
+        template_key: key ?? null,
+        exists: templates.length > 0,
+        channels: [...new Set(templates.map((t) => t.channel))],
+        templates,
+      } as never, 200);
+    },
+  );
+  return app;
+}

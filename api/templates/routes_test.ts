@@ -1,0 +1,32 @@
+import assert from "node:assert/strict";
+import { dbTest } from "../../shared/testing.ts";
+import { sendingFixture } from "../../worker/testing.ts";
+
+dbTest("GET /templates?template_key= lists the team's templates under the key", async () => {
+  const f = await sendingFixture();
+  await f.template("email", "welcome", { subject: "Hi {{contact_first_name}}", html: "<p>{{code}}</p>" });
+  await f.template("sms", "welcome", { body: "Hi {{contact_first_name}}", status: "pending" });
+  await f.template("push", "other", { title: "T", body: "B" });
+  const res = await f.get("/api/v1/templates?template_key=welcome");
+  assert.equal(res.status, 200);
+  const body = await res.json();
+  assert.equal(body.template_key, "welcome");
+  assert.equal(body.exists, true);
+  assert.deepEqual(body.channels, ["email", "sms"]);
+  const email = body.templates.find((t: { channel: string }) => t.channel === "email");
+  assert.deepEqual(email.variables, ["contact_first_name", "code"]);
+  assert.equal(email.status, "approved");
+  assert.equal(body.templates.find((t: { channel: string }) => t.channel === "sms").status, "pending");
+});
+
+dbTest("GET /templates answers exists false for an unknown key and lists all without one", async () => {
+  const f = await sendingFixture();
+  await f.template("push", "a", { title: "T", body: "B" });
+  const unknown = await (await f.get("/api/v1/templates?template_key=none")).json();
+  assert.deepEqual(unknown, { template_key: "none", exists: false, channels: [], templates: [] });
+  const all = await (await f.get("/api/v1/templates")).json();
+  assert.equal(all.templates.length, 1);
+  const other = await sendingFixture();
+  const theirs = await (await other.get("/api/v1/templates?template_key=a")).json();
+  assert.equal(theirs.exists, false);
+});

@@ -1,0 +1,120 @@
+import assert from "node:assert/strict";
+import { newUuidV7 } from "../../shared/sending/ids.ts";
+import { pendingSlot, sendKeys } from "../../shared/sending/keys.ts";
+import { newTriggerRecord } from "../../shared/sending/trigger_record.ts";
+import { dbTest } from "../../shared/testing.ts";
+import { sendingFixture } from "../../worker/testing.ts";
+
+async function sendEmail(f: Awaited<ReturnType<typeof sendingFixture>>) {
+  const res = await f.post("/api/v1/messages/send", {
+    recipient_type: "direct_email",
+    direct_email: "t@example.com",
+    subject: "S",
+    content: "C",
+  });
+  return (await res.json()).trigger_id as string;
+}
+
+dbTest("GET /triggers/{id} shows the trigger of the specification", async () => {
+  const f = await sendingFixture();
+  const id = await sendEmail(f);
+  const done = await f.waitForTrigger(id);
+  assert.deepEqual(Object.keys(done).sort(), [
+    "channels",
+    "completed_at",
+    "created_at",
+    "details_endpoint",
+    "flow_type",
+    "id",
+    "scheduled_for",
+    "started_at",
+    "status",
+    "summary",
+    "trigger_id",
+    "trigger_type",
+  ]);
+  assert.equal(done.id, id);
+  assert.equal(done.flow_type, "direct_channel");
+  assert.equal(done.trigger_type, "email");
+  assert.equal(done.status, "completed");
+  assert.equal(done.details_endpoint, `/api/v1/triggers/${id}/direct`);
+  assert.match(done.created_at as string, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  assert.ok(done.completed_at);
+  assert.deepEqual(done.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
+});
+
+dbTest("GET /triggers/{id} answers from Postgres once the live record of a fan-out is gone", async () => {
+  const f = await sendingFixture();
+  await f.contact({ tags: ["t"] });
+  const res = await f.post("/api/v1/messages/send", { recipient_type: "tag", tag: "t", subject: "S", content: "C" });
+  const { trigger_id: id } = await res.json();
+  const live = await f.waitForTrigger(id);
+  assert.ok((await f.deps.kv.get(sendKeys.trigger(id))).value);
+  await f.deps.kv.delete(sendKeys.trigger(id));
+  const stored = await (await f.get(`/api/v1/triggers/${id}`)).json();
+  assert.deepEqual(stored, live);
+  const direct = await (await f.get(`/api/v1/triggers/${id}/direct`)).json();
+  assert.equal(direct.channel, "email");
+  assert.equal(direct.executions[0].execution.sent_count, 1);
+  assert.equal(
+    direct.executions[0].jobs_endpoint,
+    `/api/v1/messages/executions/${direct.executions[0].execution.id}/jobs`,
+  );
+});
+
+dbTest("GET /triggers/{id} is 404 for an unknown id and for another team's trigger", async () => {
+  const f = await sendingFixture();
+  const other = await sendingFixture();
+  const id = await sendEmail(other);
+  for (const path of [`/api/v1/triggers/${id}`, `/api/v1/triggers/${crypto.randomUUID()}`, "/api/v1/triggers/nope"]) {
+    const res = await f.get(path);
+    assert.equal(res.status, 404);
+    assert.equal((await res.json()).message, "Trigger not found");
+  }
+  assert.equal((await f.get(`/api/v1/triggers/${id}/direct`)).status, 404);
+  await other.waitForTrigger(id);
+});
+
+dbTest("GET /triggers/{id} shows a trigger whose job the queue gave up on as failed", async () => {
+  const f = await sendingFixture();
+  const at = new Date(Date.now() + 3_600_000).toISOString();
+  const { trigger_id } = await (await f.post("/api/v1/messages/send", {
+    recipient_type: "direct_email",
+    direct_email: "t@example.com",
+    subject: "S",
+    content: "C",
+    trigger_at: at,
+  })).json();
+  await f.deps.kv.set(sendKeys.undelivered(trigger_id, "job-1"), { type: "send-stored" });
+  const res = await (await f.get(`/api/v1/triggers/${trigger_id}`)).json();
+  assert.equal(res.status, "failed");
+});
+
+dbTest("GET /triggers/{id} answers pending for a send the worker has not taken up yet", async () => {
+  const f = await sendingFixture();
+  const id = newUuidV7();
+  const record = newTriggerRecord({
+    trigger_id: id,
+    job_id: "01J",
+    team_id: f.team.id,
+    sandbox: true,
+    trigger_type: "sms",
+    recipient_type: "direct_sms",
+    recipient: { type: "direct", address: "+14155550123" },
+    executions: [{
+      id: crypto.randomUUID(),
+      content: { channel: "sms", template_key: "t", category: "transactional" },
+    }],
+    variables: {},
+    metadata: {},
+    created_at: Date.now(),
+    scheduled_for: null,
+  });
+  await f.deps.kv.set(sendKeys.pendingPage(pendingSlot(Date.now()), id), [record]);
+  const res = await (await f.get(`/api/v1/triggers/${id}`)).json();
+  assert.equal(res.status, "pending");
+  assert.equal(res.trigger_type, "sms");
+  assert.deepEqual(res.summary, { total_contacts: 0, sent: 0, failed: 0, filtered: 0 });
+  const other = await sendingFixture();
+  assert.equal((await other.get(`/api/v1/triggers/${id}`)).status, 404);
+});

@@ -1,0 +1,53 @@
+import { z } from "@hono/zod-openapi";
+import { Execution } from "../messages/schemas.ts";
+
+const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T10:00:00.000Z" });
+const Status = z.enum(["pending", "processing", "completed", "failed"]);
+
+/** A trigger id in a path. */
+export const TriggerParams = z.object({ trigger_id: z.string() });
+
+/** GET /triggers/{trigger_id}. */
+export const Trigger = z.object({
+  id: z.string(),
+  trigger_id: z.string(),
+  flow_type: z.string(),
+  trigger_type: z.string(),
+  status: Status,
+  created_at: timestamp,
+  started_at: timestamp.nullable(),
+  completed_at: timestamp.nullable(),
+  scheduled_for: timestamp.nullable(),
+  summary: z.object({
+    total_contacts: z.number().int(),
+    sent: z.number().int(),
+    failed: z.number().int(),
+    filtered: z.number().int(),
+  }),
+  channels: z.array(z.string()),
+  details_endpoint: z.string(),
+}).openapi("Trigger");
+
+/** GET /triggers/{trigger_id}/direct. */
+export const DirectTrigger = z.object({
+  trigger_id: z.string(),
+  flow_type: z.string(),
+  trigger_type: z.string(),
+  channel: z.string(),
+  status: Status,
+  summary: Trigger.shape.summary,
+  executions: z.array(z.object({
+    channel: z.string(),
+    execution: Execution.pick({
+      id: true,
+      status: true,
+      total_contacts: true,
+      sent_count: true,
+      failed_count: true,
+      filtered_count: true,
+      created_at: true,
+      completed_at: true,
+    }),
+    jobs_endpoint: z.string(),
+  })),
+}).openapi("DirectTrigger");

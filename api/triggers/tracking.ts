@@ -1,0 +1,300 @@
+import type { Deps } from "../../shared/deps.ts";
+import type { Db } from "../../shared/db.ts";
+import type { Channel } from "../../shared/providers/types.ts";
+import { sendKeys } from "../../shared/sending/keys.ts";
+import {
+  addCounts,
+  type Counts,
+  findPendingRecord,
+  liveCounts,
+  type SendStatus,
+  type TriggerRecord,
+  zeroCounts,
+} from "../../shared/sending/trigger_record.ts";
+import { toUsd } from "../../shared/money.ts";
+
+/** An execution as the views show it. */
+export interface ExecutionView {
+  id: string;
+  trigger_id: string;
+  channel: Channel;
+  status: SendStatus;
+  total_contacts: number;
+  sent_count: number;
+  failed_count: number;
+  filtered_count: number;
+  created_at: Date;
+  completed_at: Date | null;
+}
+
+/** A trigger as GET /triggers/{id} shows it. */
+export interface TriggerView {
+  id: string;
+  flow_type: string;
+  trigger_type: string;
+  status: SendStatus;
+  created_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+  scheduled_for: Date | null;
+  summary: Counts;
+  details_endpoint: string;
+  executions: ExecutionView[];
+}
+
+interface TriggerRow {
+  id: string;
+  team_id: string;
+  flow_type: string;
+  trigger_type: string;
+  status: SendStatus;
+  total_contacts: number;
+  sent: number;
+  failed: number;
+  filtered: number;
+  created_at: Date;
+  started_at: Date | null;
+  completed_at: Date | null;
+  scheduled_for: Date | null;
+}
+
+interface ExecutionRow {
+  id: string;
+  trigger_id: string;
+  team_id: string;
+  channel: Channel;
+  status: SendStatus;
+  total_contacts: number;
+  sent_count: number;
+  failed_count: number;
+  filtered_count: number;
+  created_at: Date;
+  completed_at: Date | null;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+const isFinal = (s: SendStatus) => s === "completed" || s === "failed";
+const date = (ms: number | null) => (ms === null ? null : new Date(ms));
+
+function countsOf(v: ExecutionView): Counts {
+  return { total_contacts: v.total_contacts, sent: v.sent_count, failed: v.failed_count, filtered: v.filtered_count };
+}
+
+function withCounts(
+  v: Omit<ExecutionView, "total_contacts" | "sent_count" | "failed_count" | "filtered_count">,
+  c: Counts,
+) {
+  return {
+    ...v,
+    total_contacts: c.total_contacts,
+    sent_count: c.sent,
+    failed_count: c.failed,
+    filtered_count: c.filtered,
+  };
+}
+
+/** The path of a trigger's detail view. */
+export function detailsEndpoint(triggerId: string, flowType: string): string {
+  return flowType === "workflow" ? `/api/v1/triggers/${triggerId}/workflow` : `/api/v1/triggers/${triggerId}/direct`;
+}
+
+/** The path of an execution's per-recipient list. */
+export function jobsEndpoint(channel: Channel, executionId: string): string {
+  const base = channel === "email" ? "messages" : channel;
+  return `/api/v1/${base}/executions/${executionId}/jobs`;
+}
+
+/**
+ * A team's trigger: from its live KV record while it has one (a fan-out: running counts from the
+ * KV counters), else from Postgres, else from the pending page it was filed in when accepted (the
+ * worker has not taken it up yet). Undefined when the team has no such trigger.
+ */
+export async function findTrigger(deps: Deps, teamId: string, id: string): Promise<TriggerView | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const entry = await deps.kv.get<TriggerRecord>(sendKeys.trigger(id));
+  if (entry.value) return entry.value.team_id === teamId ? await fromRecord(deps, entry.value) : undefined;
+  const [row]: [TriggerRow?] = await deps.sql`
+    select id, team_id, flow_type, trigger_type, status, total_contacts, sent, failed, filtered, created_at,
+      started_at, completed_at, scheduled_for
+    from triggers where id = ${id}`;
+  if (!row) {
+    const pending = await findPendingRecord(deps.kv, id);
+    return pending?.team_id === teamId ? await fromRecord(deps, pending) : undefined;
+  }
+  if (row.team_id !== teamId) return undefined;
+  const executions = await withLiveCounts(deps, await executionsOf(deps.sql, [id]));
+  const summary = isFinal(row.status)
+    ? { total_contacts: row.total_contacts, sent: row.sent, failed: row.failed, filtered: row.filtered }
+    : addCounts(executions.map(countsOf));
+  const view: TriggerView = {
+    id: row.id,
+    flow_type: row.flow_type,
+    trigger_type: row.trigger_type,
+    status: row.status,
+    created_at: row.created_at,
+    started_at: row.started_at,
+    completed_at: row.completed_at,
+    scheduled_for: row.scheduled_for,
+    summary,
+    details_endpoint: detailsEndpoint(row.id, row.flow_type),
+    executions,
+  };
+  return isFinal(view.status) ? view : await withUndelivered(deps, view);
+}
+
+/** A job of the trigger the queue gave up on: it cannot complete, so it shows as failed. */
+async function withUndelivered(deps: Deps, view: TriggerView): Promise<TriggerView> {
+  for await (const _ of deps.kv.list({ prefix: sendKeys.undeliveredOf(view.id) }, { limit: 1 })) {
+    return { ...view, status: "failed" };
+  }
+  return view;
+}
+
+async function fromRecord(deps: Deps, record: TriggerRecord): Promise<TriggerView> {
+  const live = isFinal(record.status) ? new Map() : await liveCounts(deps.kv, record.id);
+  const executions: ExecutionView[] = record.executions.map((e) =>
+    withCounts({
+      id: e.id,
+      trigger_id: record.id,
+      channel: e.channel,
+      status: e.counts ? e.status : record.status === "pending" ? "pending" : "processing",
+      created_at: new Date(record.created_at),
+      completed_at: date(e.completed_at),
+    }, e.counts ?? live.get(e.id) ?? zeroCounts())
+  );
+  const view: TriggerView = {
+    id: record.id,
+    flow_type: record.flow_type,
+    trigger_type: record.trigger_type,
+    status: record.status,
+    created_at: new Date(record.created_at),
+    started_at: date(record.started_at),
+    completed_at: date(record.completed_at),
+    scheduled_for: date(record.scheduled_for),
+    summary: addCounts(executions.map(countsOf)),
+    details_endpoint: detailsEndpoint(record.id, record.flow_type),
+    executions,
+  };
+  return isFinal(view.status) ? view : await withUndelivered(deps, view);
+}
+
+async function executionsOf(db: Db, triggerIds: string[]): Promise<ExecutionView[]> {
+  const rows = await db<ExecutionRow[]>`
+    select id, trigger_id, team_id, channel, status, total_contacts, sent_count, failed_count, filtered_count,
+      created_at, completed_at
+    from executions where trigger_id = any(${triggerIds}::uuid[]) order by created_at, channel`;
+  return rows.map(viewOf);
+}
+
+function viewOf(r: ExecutionRow): ExecutionView {
+  return {
+    id: r.id,
+    trigger_id: r.trigger_id,
+    channel: r.channel,
+    status: r.status,
+    total_contacts: r.total_contacts,
+    sent_count: r.sent_count,
+    failed_count: r.failed_count,
+    filtered_count: r.filtered_count,
+    created_at: r.created_at,
+    completed_at: r.completed_at,
+  };
+}
+
+/** Running executions get their counts from the KV counters. */
+async function withLiveCounts(deps: Deps, views: ExecutionView[]): Promise<ExecutionView[]> {
+  const running = [...new Set(views.filter((v) => !isFinal(v.status)).map((v) => v.trigger_id))];
+  if (running.length === 0) return views;
+  const live = new Map<string, Counts>();
+  for (const triggerId of running) {
+    for (const [id, c] of await liveCounts(deps.kv, triggerId)) live.set(id, c);
+  }
+  return views.map((v) => (isFinal(v.status) || !live.has(v.id) ? v : withCounts(v, live.get(v.id)!)));
+}
+
+/**
+ * An execution of the team on `channel` (any channel when undefined), named by its id or by its
+ * trigger's id (then the trigger's execution on that channel, or its only one).
+ */
+export async function findExecution(
+  deps: Deps,
+  teamId: string,
+  id: string,
+  channel?: Channel,
+): Promise<ExecutionView | undefined> {
+  if (!UUID.test(id)) return undefined;
+  const [byId]: [ExecutionRow?] = await deps.sql`
+    select id, trigger_id, team_id, channel, status, total_contacts, sent_count, failed_count, filtered_count,
+      created_at, completed_at
+    from executions where id = ${id} and team_id = ${teamId}`;
+  if (byId && (!channel || byId.channel === channel)) return (await withLiveCounts(deps, [viewOf(byId)]))[0];
+  const trigger = await findTrigger(deps, teamId, id);
+  if (!trigger) return undefined;
+  const wanted = channel ?? "email";
+  return trigger.executions.find((e) => e.channel === wanted) ??
+    (trigger.executions.length === 1 && !channel ? trigger.executions[0] : undefined);
+}
+
+/** A page of the team's executions on a channel, newest first. */
+export async function listExecutions(deps: Deps, teamId: string, channel: Channel, page: number, limit: number) {
+  const rows = await deps.sql<ExecutionRow[]>`
+    select id, trigger_id, team_id, channel, status, total_contacts, sent_count, failed_count, filtered_count,
+      created_at, completed_at
+    from executions where team_id = ${teamId} and channel = ${channel}
+    order by created_at desc, id desc limit ${limit} offset ${(page - 1) * limit}`;
+  const [{ total }]: [{ total: number }] = await deps.sql`
+    select count(*)::int as total from executions where team_id = ${teamId} and channel = ${channel}`;
+  return {
+    executions: await withLiveCounts(deps, rows.map(viewOf)),
+    total,
+    page,
+    limit,
+    totalPages: Math.ceil(total / limit),
+  };
+}
+
+/** One recipient's message as the jobs list shows it. */
+export interface JobView {
+  id: string;
+  recipient: string | null;
+  contact_id: string | null;
+  status: string;
+  provider_message_id: string | null;
+  error: string | null;
+  cost: number;
+  created_at: Date;
+  sent_at: Date | null;
+}
+
+/** A page of an execution's per-recipient messages. */
+export async function listJobs(deps: Deps, execution: ExecutionView, page: number, limit: number) {
+  const rows = await deps.sql<
+    (Omit<JobView, "cost" | "recipient"> & { to_address: string | null; cost_micros: number })[]
+  >`
+    select id, to_address, contact_id, status, provider_message_id, error, cost_micros, created_at, sent_at
+    from messages where execution_id = ${execution.id}
+    order by recipient limit ${limit} offset ${(page - 1) * limit}`;
+  const [{ total }]: [{ total: number }] = await deps.sql`
+    select count(*)::int as total from messages where execution_id = ${execution.id}`;
+  const jobs: JobView[] = rows.map((r) => ({
+    id: r.id,
+    recipient: r.to_address,
+    contact_id: r.contact_id,
+    status: r.status,
+    provider_message_id: r.provider_message_id,
+    error: r.error,
+    cost: toUsd(r.cost_micros),
+    created_at: r.created_at,
+    sent_at: r.sent_at,
+  }));
+  return {
+    execution_id: execution.id,
+    channel: execution.channel,
+    jobs,
+    total,
+    page,
+    limit,
+    totalPages: Math.ceil(total / limit),
+  };
+}

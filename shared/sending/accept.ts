@@ -1,0 +1,216 @@
+import { newUlid, newUuidV7 } from "./ids.ts";
+import { findContactByExternalId } from "../contacts/queries.ts";
+import type { ContactRow } from "../contacts/queries.ts";
+import type { Deps } from "../deps.ts";
+import { NotFoundError, ValidationError } from "../errors.ts";
+import { Acceptor } from "./acceptor.ts";
+import { SendLookups } from "./lookups.ts";
+import { insufficientBalanceError, messageCost } from "./pricing.ts";
+import type { Config } from "../config.ts";
+import { countryOfE164 } from "../phone.ts";
+import { findSegment } from "../segments.ts";
+import type { Template } from "../templates.ts";
+import { type RecipientInfo, renderContent } from "./render.ts";
+import type { Content, Recipient, SendSpec } from "./spec.ts";
+
+/** The accept path's shared parts: cached look-ups and the group-committing acceptor. */
+export interface SendingService {
+  deps: Deps;
+  lookups: SendLookups;
+  acceptor: Acceptor;
+}
+
+const services = new WeakMap<Deps, SendingService>();
+
+/** The sending service of `deps` (one per deps, shared by every send route). */
+export function sendingService(deps: Deps): SendingService {
+  let service = services.get(deps);
+  if (!service) {
+    service = { deps, lookups: new SendLookups(deps.sql, deps.now), acceptor: new Acceptor(deps.committer, deps.sql) };
+    services.set(deps, service);
+  }
+  return service;
+}
+
+/** The longest a send may be scheduled ahead (Deno KV's queue delay limit is 30 days). */
+const MAX_DELAY_MS = 30 * 24 * 3_600_000;
+
+/** The schedule fields a send may carry (the names differ between endpoints and clients). */
+export interface ScheduleFields {
+  trigger_at?: string;
+  triggerAt?: string;
+  scheduled_at?: string;
+}
+
+/**
+ * When a send is due: undefined for now, else ms since the epoch. Whichever of trigger_at,
+ * triggerAt or scheduled_at is given is read (400 'Invalid <field> format' when it is no date,
+ * '<field> must be a future date' when it is not in the future).
+ */
+export function scheduledFor(body: ScheduleFields, now: number): number | undefined {
+  const fields = ["trigger_at", "triggerAt", "scheduled_at"] as const;
+  const field = fields.find((f) => body[f] !== undefined && body[f] !== null && body[f] !== "");
+  if (!field) return undefined;
+  const text = body[field]!;
+  const at = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : NaN;
+  if (Number.isNaN(at)) {
+    throw new ValidationError(`Invalid ${field} format`, "invalid_format", {
+      details: { field, code: "invalid_format" },
+    });
+  }
+  if (at <= now) {
+    throw new ValidationError(`${field} must be a future date`, "invalid_value", {
+      details: { field, code: "invalid_value" },
+    });
+  }
+  if (at - now > MAX_DELAY_MS) {
+    throw new ValidationError(`${field} must be within 30 days`, "invalid_value", {
+      details: { field, code: "invalid_value" },
+    });
+  }
+  return at;
+}
+
+/** Ids of a new send: trigger (UUID v7: its accept time can be read back) and queue job id (ulid). */
+export function newSendIds(): { trigger_id: string; job_id: string } {
+  return { trigger_id: newUuidV7(), job_id: newUlid() };
+}
+
+/** The asynchronous send body (201): `delay_ms` only where the channel shows it. */
+export function acceptedBody(spec: SendSpec, now: number, options: { delayMs: boolean }) {
+  const scheduled = spec.scheduled_for !== null;
+  return {
+    success: true as const,
+    trigger_id: spec.trigger_id,
+    job_id: spec.job_id,
+    message: scheduled ? "scheduled successfully" : "queued successfully",
+    ...(scheduled ? { scheduled_for: new Date(spec.scheduled_for!).toISOString() } : {}),
+    ...(scheduled && options.delayMs ? { delay_ms: Math.max(0, spec.scheduled_for! - now) } : {}),
+    data: { trigger_id: spec.trigger_id, job_id: spec.job_id },
+  };
+}
+
+/** The team's contact with this external id, else 404 "Contact with external_id '…' not found". */
+export async function contactOrThrow(deps: Deps, teamId: string, externalId: string): Promise<ContactRow> {
+  const contact = await findContactByExternalId(deps.sql, teamId, externalId);
+  if (!contact) throw new NotFoundError(`Contact with external_id '${externalId}' not found`, "contact_not_found");
+  return contact;
+}
+
+/** 400 when the wallet (as last read, a few seconds old at most) cannot pay `required` micro-dollars. */
+export async function ensureAffordable(service: SendingService, teamId: string, required: number): Promise<void> {
+  if (required <= 0) return;
+  const available = await service.lookups.balance(teamId);
+  if (available < required) throw insufficientBalanceError(required, available);
+}
+
+/** Tags from `tag` or `tags`, each a string or a list (comma-separated strings are split). */
+export function tagsOf(body: { tag?: string | string[]; tags?: string | string[] }): string[] {
+  const raw = body.tags ?? body.tag ?? [];
+  const list = Array.isArray(raw) ? raw : raw.split(",");
+  return [...new Set(list.map((t) => t.trim()).filter((t) => t !== ""))];
+}
+
+/** 400 '<field> should not be empty' (a required-when field is missing). */
+export function required(field: string): ValidationError {
+  return new ValidationError([`${field} should not be empty`]);
+}
+
+/** Variables as an object: a list (WhatsApp clients send ["a", "b"]) becomes {"1": "a", "2": "b"}. */
+export function variablesOf(value: Record<string, unknown> | unknown[] | undefined): Record<string, unknown> {
+  if (!value) return {};
+  if (Array.isArray(value)) return Object.fromEntries(value.map((v, i) => [String(i + 1), v]));
+  return value;
+}
+
+/**
+ * The recipient of a tag, segment or all send: 400 when the tags are missing (`tagField` names the
+ * field in the message), 404 "Segment '…' not found" for an unknown segment.
+ */
+export async function fanOutRecipient(
+  deps: Deps,
+  teamId: string,
+  type: "tag" | "segment" | "all",
+  body: { tag?: string | string[]; tags?: string | string[]; segment_id?: string },
+  tagField = "tag",
+): Promise<Recipient> {
+  switch (type) {
+    case "tag": {
+      const tags = tagsOf(body);
+      if (tags.length === 0) throw required(tagField);
+      return { type: "tag", tags };
+    }
+    case "segment": {
+      if (!body.segment_id) throw required("segment_id");
+      if (!await findSegment(deps.sql, teamId, body.segment_id)) {
+        throw new NotFoundError(`Segment '${body.segment_id}' not found`, "segment_not_found");
+      }
+      return { type: "segment", segment_id: body.segment_id };
+    }
+    case "all":
+      return { type: "all" };
+  }
+}
+
+/** 400 "Template '…' not found for team". */
+export function templateNotFound(key: string): ValidationError {
+  return new ValidationError(`Template '${key}' not found for team`, "template_not_found");
+}
+
+/** 400 "Template '…' is not approved". */
+export function templateNotApproved(key: string): ValidationError {
+  return new ValidationError(`Template '${key}' is not approved`, "template_not_approved");
+}
+
+/** 400 '<field> must be in E.164 format'. */
+export function notE164(field: string): ValidationError {
+  return new ValidationError(`${field} must be in E.164 format`, "invalid_format", {
+    details: { field, code: "invalid_format" },
+  });
+}
+
+const EMAIL = /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/;
+
+/** True for a plausible email address. */
+export function isEmail(value: string): boolean {
+  return EMAIL.test(value);
+}
+
+/** What is known of a contact for rendering. */
+export function contactInfo(contact: ContactRow): RecipientInfo {
+  const phone = contact.custom_fields?.phone;
+  return {
+    first_name: contact.first_name,
+    last_name: contact.last_name,
+    external_id: contact.external_id,
+    email: contact.email,
+    phone: typeof phone === "string" ? phone : typeof phone === "number" ? `+${phone}` : null,
+  };
+}
+
+/**
+ * What one message of `content` would cost a live key, rendered for the recipient when known (an
+ * SMS is billed per segment): the amount the wallet must cover before a send is queued.
+ */
+export function costOfOne(
+  config: Config,
+  content: Content,
+  template: Template | undefined,
+  variables: Record<string, unknown>,
+  info: RecipientInfo,
+  to?: string,
+): number {
+  const country = to && (content.channel === "sms" || content.channel === "whatsapp") ? countryOfE164(to) : undefined;
+  const rendered = renderContent(content, template, variables, info, country);
+  return messageCost(config, content, rendered.ok ? rendered.text : "");
+}
+
+/** 400 unless `from` is an email address on a verified domain of the team. */
+export async function checkSender(service: SendingService, teamId: string, from: string): Promise<void> {
+  if (!isEmail(from)) throw new ValidationError(["from_email must be an email"]);
+  if (!await service.lookups.verifiedSender(teamId, from)) {
+    throw new ValidationError(`Sender address ${from} is not on a verified domain`, "unverified_sender", {
+      details: { field: "from_email", code: "unverified_domain" },
+    });
+  }
+}

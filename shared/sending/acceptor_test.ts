@@ -1,0 +1,94 @@
+import assert from "node:assert/strict";
+import { KvCommitter } from "../kv.ts";
+import { dbTest, testDeps, testTeam } from "../testing.ts";
+import { Acceptor } from "./acceptor.ts";
+import { newUuidV7 } from "./ids.ts";
+import type { SendSpec } from "./spec.ts";
+import { findPendingRecord } from "./trigger_record.ts";
+
+function spec(teamId: string, extra: Partial<SendSpec> = {}): SendSpec {
+  return {
+    trigger_id: newUuidV7(),
+    job_id: crypto.randomUUID(),
+    team_id: teamId,
+    sandbox: true,
+    trigger_type: "sms",
+    recipient_type: "direct_sms",
+    recipient: { type: "direct", address: "+14155550123" },
+    executions: [{
+      id: crypto.randomUUID(),
+      content: { channel: "sms", template_key: "t", category: "transactional" },
+    }],
+    variables: { note: "x".repeat(1_000) },
+    metadata: {},
+    created_at: Date.now(),
+    scheduled_for: null,
+    ...extra,
+  };
+}
+
+/** A KV of its own whose queue messages are collected, and a committer counting its commits. */
+async function harness() {
+  const kv = await Deno.openKv(":memory:");
+  const messages: { type: string; id: string; sends?: SendSpec[]; trigger_id?: string }[] = [];
+  kv.listenQueue((m) => {
+    messages.push(m as never);
+  });
+  const committer = new KvCommitter(kv);
+  let commits = 0;
+  const counting = {
+    commit(build: (op: Deno.AtomicOperation) => void, weight?: number) {
+      commits++;
+      return committer.commit(build, weight);
+    },
+  } as unknown as KvCommitter;
+  return { kv, messages, committer: counting, commits: () => commits };
+}
+
+async function until(check: () => boolean) {
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+}
+
+dbTest("Acceptor commits the sends of concurrent callers together, pending records in a few pages", async () => {
+  const deps = await testDeps();
+  const { team } = await testTeam(deps);
+  const h = await harness();
+  const acceptor = new Acceptor(h.committer, deps.sql);
+  const specs = Array.from({ length: 300 }, () => spec(team.id));
+  await Promise.all(specs.map((s) => acceptor.accept(s, Date.now())));
+  assert.ok(h.commits() <= 3, `commits: ${h.commits()}`);
+  for (const s of specs) {
+    const record = await findPendingRecord(h.kv, s.trigger_id);
+    assert.equal(record?.status, "pending");
+    assert.equal(record?.team_id, team.id);
+  }
+  // A few pages hold the pending records: not one key per send.
+  let pages = 0;
+  for await (const _ of h.kv.list({ prefix: ["send_pending"] })) pages++;
+  assert.ok(pages < 30, `pages: ${pages}`);
+  await until(() => h.messages.reduce((n, m) => n + (m.sends?.length ?? 0), 0) === 300);
+  const carried = h.messages.flatMap((m) => m.sends ?? []).map((s) => s.trigger_id).sort();
+  assert.deepEqual(carried, specs.map((s) => s.trigger_id).sort());
+  assert.ok(h.messages.length > 1 && h.messages.length < 20, `messages: ${h.messages.length}`);
+  for (const m of h.messages) assert.ok(new TextEncoder().encode(JSON.stringify(m)).length < 65_536);
+  h.kv.close();
+});
+
+dbTest("Acceptor records a scheduled or oversized send in Postgres and enqueues it by id", async () => {
+  const deps = await testDeps();
+  const { team } = await testTeam(deps);
+  const h = await harness();
+  const acceptor = new Acceptor(h.committer, deps.sql);
+  const big = spec(team.id, { variables: { blob: "y".repeat(70_000) } });
+  await acceptor.accept(big, Date.now());
+  const scheduled = spec(team.id, { scheduled_for: Date.now() + 3_600_000 });
+  await acceptor.accept(scheduled, Date.now());
+  const rows = await deps.sql`select id, status from triggers where id in ${
+    deps.sql([big.trigger_id, scheduled.trigger_id])
+  }`;
+  assert.equal(rows.length, 2);
+  assert.ok(rows.every((r) => r.status === "pending"));
+  await until(() => h.messages.length === 1);
+  assert.deepEqual(h.messages, [{ type: "send-stored", id: h.messages[0].id, trigger_id: big.trigger_id }]);
+  h.kv.close();
+});

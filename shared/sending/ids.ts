@@ -1,0 +1,24 @@
+import { monotonicFactory } from "ulid";
+
+/**
+ * A new ulid. One monotonic generator for the process: ids made in the same millisecond still sort
+ * in order, and it is ~40× cheaper than `ulid()`, which sets up its random source on every call.
+ */
+export const newUlid: () => string = monotonicFactory();
+
+/**
+ * A UUID version 7 (RFC 9562): the first 48 bits are the creation time in ms, the rest random.
+ * Trigger ids are v7 so that the time a pending trigger was accepted can be read back from its id
+ * (see pendingSlot in keys.ts). Built from a random v4 UUID (its variant bits are v7's too).
+ */
+export function newUuidV7(now: number = Date.now()): string {
+  const random = crypto.randomUUID();
+  const time = now.toString(16).padStart(12, "0").slice(-12);
+  return `${time.slice(0, 8)}-${time.slice(8)}-7${random.slice(15)}`;
+}
+
+/** The creation time (ms) of a UUID v7, or undefined for any other id. */
+export function uuidV7Time(id: string): number | undefined {
+  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i.test(id)) return undefined;
+  return parseInt(id.slice(0, 8) + id.slice(9, 13), 16);
+}

@@ -1,0 +1,99 @@
+import type { Channel } from "../providers/types.ts";
+import { render, type Template } from "../templates.ts";
+import type { Content } from "./spec.ts";
+
+/** What is known of the person a message goes to (a contact, or the names given on a direct send). */
+export interface RecipientInfo {
+  first_name?: string | null;
+  last_name?: string | null;
+  external_id?: string | null;
+  email?: string | null;
+  phone?: string | null;
+}
+
+/** A message's rendered text, or why it cannot be sent. */
+export type RenderedContent =
+  | { ok: true; subject?: string; html?: string; text?: string; title?: string; missing: string[] }
+  | { ok: false; error: string; missing: string[] };
+
+/** The contact variables of the specification, for the channel. */
+export function recipientVariables(channel: Channel, info: RecipientInfo): Record<string, string> {
+  const vars: Record<string, string> = {};
+  if (info.first_name) vars.contact_first_name = info.first_name;
+  if (info.last_name) vars.contact_last_name = info.last_name;
+  if (info.external_id) vars.contact_external_id = info.external_id;
+  if (info.phone && (channel === "sms" || channel === "whatsapp")) vars.contact_phone = info.phone;
+  if (info.email && (channel === "push" || channel === "email")) vars.contact_email = info.email;
+  return vars;
+}
+
+/**
+ * Renders one channel's content for one recipient: `{{name}}` from the send's variables first, then
+ * from the recipient's contact variables (a missing one renders empty and is reported in
+ * `missing`). An SMS template with country variations serves only those countries.
+ */
+export function renderContent(
+  content: Content,
+  template: Template | undefined,
+  variables: Record<string, unknown>,
+  info: RecipientInfo,
+  country?: string,
+): RenderedContent {
+  const vars = { ...recipientVariables(content.channel, info), ...variables };
+  const missing: string[] = [];
+  const fill = (text: string | null | undefined): string | undefined => {
+    if (text === null || text === undefined) return undefined;
+    const out = render(text, vars);
+    missing.push(...out.missing);
+    return out.text;
+  };
+  switch (content.channel) {
+    case "email": {
+      if (template) {
+        return {
+          ok: true,
+          subject: fill(template.subject) ?? "",
+          html: fill(template.html),
+          text: fill(template.text),
+          missing,
+        };
+      }
+      return {
+        ok: true,
+        subject: fill(content.subject) ?? "",
+        html: fill(content.html),
+        text: fill(content.text),
+        missing,
+      };
+    }
+    case "sms": {
+      const body = smsBody(template, country);
+      if (typeof body !== "string") return { ok: false, error: body.error, missing };
+      return { ok: true, text: fill(body), missing };
+    }
+    case "whatsapp":
+      return { ok: true, text: fill(template?.body) ?? "", missing };
+    case "push":
+      return {
+        ok: true,
+        title: fill(template ? template.title : content.title) ?? "",
+        text: fill(template ? template.body : content.body) ?? "",
+        missing,
+      };
+  }
+}
+
+/** The SMS text for a country: its variation when the template has variations, else the body. */
+function smsBody(template: Template | undefined, country: string | undefined): string | { error: string } {
+  if (!template) return { error: "SMS template not found" };
+  const variations = template.country_variations;
+  if (variations && Object.keys(variations).length > 0) {
+    const body = country ? variations[country] ?? variations[country.toLowerCase()] : undefined;
+    if (body === undefined) {
+      return { error: `No SMS template variation for country ${country ?? "of this number (unknown)"}` };
+    }
+    return body;
+  }
+  if (template.body === null) return { error: "SMS template has no body" };
+  return template.body;
+}

@@ -1,0 +1,164 @@
+import type { Channel } from "../providers/types.ts";
+import { uuidV7Time } from "./ids.ts";
+import { COUNTER_FIELDS, type CounterField, pendingSlot, sendKeys } from "./keys.ts";
+import type { SendSpec } from "./spec.ts";
+
+/** A trigger's or an execution's status (lowercase, as the interface shows it). */
+export type SendStatus = "pending" | "processing" | "completed" | "failed";
+
+/** What a trigger or an execution delivered. */
+export interface Counts {
+  total_contacts: number;
+  sent: number;
+  failed: number;
+  filtered: number;
+}
+
+/** One channel of a trigger in its KV record; `counts` is set once the execution is final. */
+export interface ExecutionRecord {
+  id: string;
+  channel: Channel;
+  status: SendStatus;
+  counts: Counts | null;
+  completed_at: number | null;
+}
+
+/** The live record of a trigger kept in KV from the moment it is accepted (times in ms since the epoch). */
+export interface TriggerRecord {
+  id: string;
+  team_id: string;
+  flow_type: "direct_channel";
+  trigger_type: SendSpec["trigger_type"];
+  recipient_type: string;
+  job_id: string;
+  status: SendStatus;
+  created_at: number;
+  started_at: number | null;
+  completed_at: number | null;
+  scheduled_for: number | null;
+  executions: ExecutionRecord[];
+}
+
+/** How long a finished trigger's KV record stays (Postgres keeps it for good). */
+export const FINISHED_RECORD_TTL_MS = 24 * 3_600_000;
+
+/** No counts yet. */
+export function zeroCounts(): Counts {
+  return { total_contacts: 0, sent: 0, failed: 0, filtered: 0 };
+}
+
+/** Sum of several counts. */
+export function addCounts(items: Counts[]): Counts {
+  const sum = zeroCounts();
+  for (const c of items) {
+    sum.total_contacts += c.total_contacts;
+    sum.sent += c.sent;
+    sum.failed += c.failed;
+    sum.filtered += c.filtered;
+  }
+  return sum;
+}
+
+/** The final status of finished counts: failed when nothing was sent and something failed. */
+export function finalStatus(counts: Counts): "completed" | "failed" {
+  return counts.sent === 0 && counts.failed > 0 ? "failed" : "completed";
+}
+
+/** The pending record of a send just accepted. */
+export function newTriggerRecord(spec: SendSpec): TriggerRecord {
+  return {
+    id: spec.trigger_id,
+    team_id: spec.team_id,
+    flow_type: "direct_channel",
+    trigger_type: spec.trigger_type,
+    recipient_type: spec.recipient_type,
+    job_id: spec.job_id,
+    status: "pending",
+    created_at: spec.created_at,
+    started_at: null,
+    completed_at: null,
+    scheduled_for: spec.scheduled_for,
+    executions: spec.executions.map((e) => ({
+      id: e.id,
+      channel: e.content.channel,
+      status: "pending",
+      counts: null,
+      completed_at: null,
+    })),
+  };
+}
+
+/** Marks executions of a record final with their counts, and the trigger too once every execution is. */
+export function finishExecutions(
+  record: TriggerRecord,
+  finished: Map<string, Counts>,
+  now: number,
+): TriggerRecord {
+  const executions = record.executions.map((e) => {
+    const counts = finished.get(e.id);
+    if (!counts || e.counts) return e;
+    return { ...e, status: finalStatus(counts), counts, completed_at: now };
+  });
+  const done = executions.every((e) => e.counts);
+  if (!done) {
+    return { ...record, executions, status: "processing", started_at: record.started_at ?? now };
+  }
+  const total = addCounts(executions.map((e) => e.counts!));
+  return {
+    ...record,
+    executions,
+    status: finalStatus(total),
+    started_at: record.started_at ?? now,
+    completed_at: record.completed_at ?? now,
+  };
+}
+
+/**
+ * Changes a trigger's KV record with `change` (check-and-set, retried on a concurrent change).
+ * `change` answers undefined to leave it alone. Answers the record as stored afterwards.
+ */
+export async function updateTriggerRecord(
+  kv: Deno.Kv,
+  triggerId: string,
+  change: (record: TriggerRecord) => TriggerRecord | undefined,
+): Promise<TriggerRecord | undefined> {
+  for (let attempt = 0; attempt < 20; attempt++) {
+    const entry = await kv.get<TriggerRecord>(sendKeys.trigger(triggerId));
+    if (!entry.value) return undefined;
+    const next = change(entry.value);
+    if (!next) return entry.value;
+    const final = next.status === "completed" || next.status === "failed";
+    const res = await kv.atomic()
+      .check(entry)
+      .set(entry.key, next, final ? { expireIn: FINISHED_RECORD_TTL_MS } : undefined)
+      .commit();
+    if (res.ok) return next;
+  }
+  throw new Error(`Cannot update trigger ${triggerId}: too many concurrent changes`);
+}
+
+/** The running counts of a trigger's executions, from the KV counters. */
+export async function liveCounts(kv: Deno.Kv, triggerId: string): Promise<Map<string, Counts & { batches: number }>> {
+  const out = new Map<string, Counts & { batches: number }>();
+  for await (const entry of kv.list<Deno.KvU64>({ prefix: sendKeys.counters(triggerId) })) {
+    const [, , executionId, field] = entry.key as [string, string, string, CounterField];
+    if (!COUNTER_FIELDS.includes(field)) continue;
+    let counts = out.get(executionId);
+    if (!counts) out.set(executionId, counts = { ...zeroCounts(), batches: 0 });
+    const value = Number(entry.value.value);
+    if (field === "total") counts.total_contacts = value;
+    else counts[field] = value;
+  }
+  return out;
+}
+
+/** The pending record of a trigger just accepted, from the pages of its time slot (see the Acceptor). */
+export async function findPendingRecord(kv: Deno.Kv, triggerId: string): Promise<TriggerRecord | undefined> {
+  const at = uuidV7Time(triggerId);
+  if (at === undefined) return undefined;
+  for await (const page of kv.list<TriggerRecord[]>({ prefix: sendKeys.pendingSlot(pendingSlot(at)) })) {
+    const found = page.value.find((r) => r.id === triggerId);
+    if (found) return found;
+  }
+  return undefined;
+}

@@ -1,0 +1,177 @@
+/**
+ * Events for outbound webhooks: the envelope `{id, type, created_at, data}`, the queue job that
+ * delivers it, and `emitEvent`, which finds the team's endpoints subscribed to a type and enqueues
+ * the deliveries (several in one queue message).
+ */
+import { ulid } from "ulid";
+import { z } from "zod";
+import type { Db } from "./db.ts";
+import type { Deps } from "./deps.ts";
+import { log } from "./log.ts";
+import { metrics } from "./metrics.ts";
+
+/** Every event type an endpoint can subscribe to. */
+export const EVENT_TYPES = [
+  "message.sent",
+  "message.delivered",
+  "message.failed",
+  "message.read",
+  "contact.unsubscribed",
+  "trigger.completed",
+  "workflow.completed",
+  "otp.verified",
+  "otp.locked",
+] as const;
+
+/** One event type. */
+export type EventType = typeof EVENT_TYPES[number];
+
+/** The envelope sent to endpoints (the specification's shape). */
+export const WebhookEventSchema = z.object({
+  id: z.string(),
+  type: z.string(),
+  created_at: z.string(),
+  data: z.record(z.string(), z.unknown()),
+});
+
+/** An event as sent. */
+export type WebhookEvent = z.infer<typeof WebhookEventSchema>;
+
+/** The queue job type of webhook deliveries. */
+export const WEBHOOK_JOB_TYPE = "webhook-deliver";
+
+/** A queue message delivering events to endpoints (one attempt each); retries carry the failed ones again. */
+export const WebhookDeliverJob = z.object({
+  type: z.literal(WEBHOOK_JOB_TYPE),
+  team_id: z.string(),
+  /** 1 for the first attempt. */
+  attempt: z.number().int().min(1),
+  /** Milliseconds since the epoch when the job was due (for queue lag). */
+  due_at: z.number().optional(),
+  deliveries: z.array(z.object({ endpoint_id: z.string(), event: WebhookEventSchema })).min(1),
+});
+
+/** A webhook delivery job. */
+export type WebhookDeliverJob = z.infer<typeof WebhookDeliverJob>;
+
+/** One delivery: an event for an endpoint. */
+export type Delivery = WebhookDeliverJob["deliveries"][number];
+
+/** Largest serialised job we enqueue (Deno KV takes values up to 64 KiB). */
+const MAX_JOB_BYTES = 48 * 1024;
+
+interface EndpointSubscription {
+  id: string;
+  events: string[] | null;
+}
+
+/** Seconds a team's active endpoints are cached; create, change and delete invalidate at once. */
+const CACHE_MS = 5_000;
+const cache = new Map<string, { at: number; endpoints: EndpointSubscription[] }>();
+
+/** Forgets the cached endpoints of a team (after its endpoints change). */
+export function invalidateEndpointCache(teamId: string): void {
+  cache.delete(teamId);
+}
+
+async function activeEndpoints(db: Db, teamId: string): Promise<EndpointSubscription[]> {
+  const hit = cache.get(teamId);
+  if (hit && Date.now() - hit.at < CACHE_MS) return hit.endpoints;
+  const endpoints: EndpointSubscription[] = await db`
+    select id, events from webhook_endpoints where team_id = ${teamId} and is_active`;
+  cache.set(teamId, { at: Date.now(), endpoints });
+  return endpoints;
+}
+
+/** A new event envelope (`evt_` + ulid). */
+export function newEvent(type: EventType, data: Record<string, unknown>, now: number): WebhookEvent {
+  return { id: `evt_${ulid(now)}`, type, created_at: new Date(now).toISOString(), data };
+}
+
+/** Splits deliveries into jobs no larger than the KV value limit allows. */
+export function packJobs(
+  teamId: string,
+  deliveries: Delivery[],
+  attempt: number,
+  dueAt: number,
+): { jobs: WebhookDeliverJob[]; bytes: number } {
+  const jobs: WebhookDeliverJob[] = [];
+  let current: Delivery[] = [];
+  let size = 0;
+  let bytes = 0;
+  const flush = () => {
+    if (current.length > 0) {
+      jobs.push({ type: WEBHOOK_JOB_TYPE, team_id: teamId, attempt, due_at: dueAt, deliveries: current });
+    }
+    current = [];
+    size = 0;
+  };
+  for (const delivery of deliveries) {
+    // KV stores values V8-serialised: at most 2 bytes a character, about the size of the JSON text.
+    const length = JSON.stringify(delivery).length * 2;
+    if (length > MAX_JOB_BYTES) {
+      log("error", "webhook event too large to deliver", { event_id: delivery.event.id, type: delivery.event.type });
+      continue;
+    }
+    if (size + length > MAX_JOB_BYTES) flush();
+    current.push(delivery);
+    size += length;
+    bytes += length;
+  }
+  flush();
+  return { jobs, bytes };
+}
+
+/**
+ * Enqueues delivery jobs through the group committer (so concurrent emitters share one KV commit).
+ * The weight passed to the committer grows with the bytes, keeping a group under KV's size limit.
+ */
+export async function enqueueDeliveries(deps: Deps, jobs: WebhookDeliverJob[], bytes: number, delayMs = 0) {
+  if (jobs.length === 0) return;
+  const weight = Math.min(1000, jobs.length + Math.ceil(bytes / 1024));
+  await deps.committer.commit((op) => {
+    for (const job of jobs) op.enqueue(job, delayMs > 0 ? { delay: Math.round(delayMs) } : undefined);
+  }, weight);
+}
+
+/** What {@linkcode emitEvents} takes per event. */
+export interface EventInput {
+  type: EventType;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Emits events of one team: each goes to every active endpoint subscribed to its type. The returned
+ * envelopes are those that reached at least one endpoint. Call once per batch where there are many
+ * (one query and one KV commit for the lot).
+ */
+export async function emitEvents(deps: Deps, teamId: string, events: EventInput[]): Promise<WebhookEvent[]> {
+  if (events.length === 0) return [];
+  const endpoints = await activeEndpoints(deps.sql, teamId);
+  if (endpoints.length === 0) return [];
+  const now = deps.now();
+  const deliveries: Delivery[] = [];
+  const emitted: WebhookEvent[] = [];
+  for (const input of events) {
+    const targets = endpoints.filter((e) => e.events === null || e.events.includes(input.type));
+    if (targets.length === 0) continue;
+    const event = newEvent(input.type, input.data, now);
+    emitted.push(event);
+    metrics.webhookEvents.inc({ type: input.type });
+    for (const endpoint of targets) deliveries.push({ endpoint_id: endpoint.id, event });
+  }
+  const { jobs, bytes } = packJobs(teamId, deliveries, 1, now);
+  await enqueueDeliveries(deps, jobs, bytes);
+  return emitted;
+}
+
+/** Emits one event of a team (see {@linkcode emitEvents}); the envelope, or undefined when no endpoint wants it. */
+export async function emitEvent(
+  deps: Deps,
+  teamId: string,
+  type: EventType,
+  data: Record<string, unknown>,
+): Promise<WebhookEvent | undefined> {
+  const [event] = await emitEvents(deps, teamId, [{ type, data }]);
+  return event;
+}

@@ -1,0 +1,82 @@
+import { log } from "../shared/log.ts";
+import { JOB_BACKOFF_MS } from "../shared/sending/acceptor.ts";
+import { sendKeys } from "../shared/sending/keys.ts";
+import { countRecorded, maybeCompleteExecution, tally } from "./complete.ts";
+import { executionContext, specOf, type WorkerContext } from "./context.ts";
+import { deliver, deliveryKey } from "./deliver.ts";
+import type { DeliverBatchJob } from "./jobs.ts";
+import { prepareMessages } from "./prepare.ts";
+import { contactsInRange, devicesOf } from "./recipients.ts";
+import { MAX_DELIVERY_ATTEMPTS, retryDelay } from "./retry.ts";
+
+/** How long a batch's done marker is kept (longer than any redelivery). */
+const MARKER_TTL_MS = 7 * 24 * 3_600_000;
+
+/**
+ * The `deliver-batch` job: one page of a fan-out. Loads the page's contacts (fresh: preferences as
+ * they are now), prepares, delivers (see deliver.ts), then adds the batch's outcome to the KV
+ * counters in one commit that checks and sets the batch's done marker, so a redelivered batch is
+ * never counted twice. Messages meeting a temporary provider failure keep the batch open: the job
+ * is enqueued again later, and only the messages still pending are sent then.
+ */
+export async function handleDeliverBatch(w: WorkerContext, job: DeliverBatchJob): Promise<void> {
+  const { deps } = w;
+  const marker = sendKeys.batchDone(job.execution_id, job.batch_no);
+  if ((await deps.kv.get(marker)).value !== null) {
+    await maybeCompleteExecution(w, job.trigger_id, job.execution_id);
+    return;
+  }
+  const spec = await specOf(w, job.trigger_id);
+  const execution = spec?.executions.find((e) => e.id === job.execution_id);
+  if (!spec || !execution) {
+    log("error", "deliver-batch: send not found", { trigger_id: job.trigger_id, execution_id: job.execution_id });
+    return;
+  }
+  const contacts = await contactsInRange(
+    deps.sql,
+    execution.content.channel,
+    spec.team_id,
+    job.filter,
+    job.after,
+    job.until,
+  );
+  const devices = execution.content.channel === "push"
+    ? await devicesOf(deps.sql, contacts.map((c) => c.id))
+    : undefined;
+  const ctx = await executionContext(w, spec, execution, job.batch_no);
+  const prepared = await prepareMessages(
+    ctx,
+    contacts.map((contact) => ({ kind: "contact", contact, devices: devices?.get(contact.id) ?? [] })),
+  );
+  if (ctx.missing.size > 0) {
+    log("warn", "template variables missing", { trigger_id: spec.trigger_id, variables: [...ctx.missing] });
+  }
+  const result = await deliver(deps, prepared, { lastAttempt: job.attempt + 1 >= MAX_DELIVERY_ATTEMPTS });
+  if (result.pending > 0) {
+    const retry: DeliverBatchJob = { ...job, id: crypto.randomUUID(), attempt: job.attempt + 1 };
+    await deps.kv.enqueue(retry, {
+      delay: retryDelay(job.attempt),
+      backoffSchedule: JOB_BACKOFF_MS,
+      keysIfUndelivered: [sendKeys.undelivered(job.trigger_id, retry.id)],
+    });
+    return;
+  }
+  const counts = result.resumed
+    ? (await countRecorded(deps.sql, [job.execution_id], job.batch_no)).get(job.execution_id)
+    : tally(prepared.map((p) => [p.execution_id, result.statuses.get(deliveryKey(p)) ?? "failed"])).get(
+      job.execution_id,
+    );
+  const c = counts ?? { total_contacts: 0, sent: 0, failed: 0, filtered: 0 };
+  const counter = (field: Parameters<typeof sendKeys.counter>[2]) =>
+    sendKeys.counter(job.trigger_id, job.execution_id, field);
+  await deps.kv.atomic()
+    .check({ key: marker, versionstamp: null })
+    .set(marker, c, { expireIn: MARKER_TTL_MS })
+    .sum(counter("total"), BigInt(c.total_contacts))
+    .sum(counter("sent"), BigInt(c.sent))
+    .sum(counter("failed"), BigInt(c.failed))
+    .sum(counter("filtered"), BigInt(c.filtered))
+    .sum(counter("batches"), 1n)
+    .commit();
+  await maybeCompleteExecution(w, job.trigger_id, job.execution_id);
+}

@@ -1,0 +1,129 @@
+import type { Db } from "../shared/db.ts";
+import { sendKeys } from "../shared/sending/keys.ts";
+import { finishExecutionRows, recordFinished } from "../shared/sending/records.ts";
+import type { SendSpec } from "../shared/sending/spec.ts";
+import {
+  type Counts,
+  finalStatus,
+  finishExecutions,
+  liveCounts,
+  newTriggerRecord,
+  type TriggerRecord,
+  updateTriggerRecord,
+  zeroCounts,
+} from "../shared/sending/trigger_record.ts";
+import type { WorkerContext } from "./context.ts";
+import { emitTriggersCompleted } from "./events.ts";
+import type { FinalStatus } from "./deliver.ts";
+import type { RecipientFilter } from "./jobs.ts";
+
+/** How far the fan-out of an execution has got. */
+export interface DispatchState {
+  team_id: string;
+  filter: RecipientFilter;
+  /** The last contact id paged. */
+  after: string | null;
+  /** Batches enqueued so far. */
+  batches: number;
+  /** Every page has been enqueued. */
+  done: boolean;
+}
+
+/** Counts by execution of the statuses given (filtered, failed, sent). */
+export function tally(entries: Iterable<[executionId: string, status: FinalStatus]>): Map<string, Counts> {
+  const out = new Map<string, Counts>();
+  for (const [executionId, status] of entries) {
+    let c = out.get(executionId);
+    if (!c) out.set(executionId, c = zeroCounts());
+    if (status === "pending") continue;
+    c.total_contacts++;
+    c[status]++;
+  }
+  return out;
+}
+
+/** The recorded outcome of executions (optionally one batch), counted in Postgres. */
+export async function countRecorded(db: Db, executionIds: string[], batchNo?: number): Promise<Map<string, Counts>> {
+  const rows = await db<{ execution_id: string; status: FinalStatus; n: number }[]>`
+    select execution_id, status, count(*)::int as n from messages
+    where execution_id = any(${executionIds}::uuid[]) ${batchNo === undefined ? db`` : db`and batch_no = ${batchNo}`}
+    group by execution_id, status`;
+  const out = new Map<string, Counts>();
+  for (const r of rows) {
+    let c = out.get(r.execution_id);
+    if (!c) out.set(r.execution_id, c = zeroCounts());
+    if (r.status === "pending") continue;
+    c.total_contacts += r.n;
+    c[r.status] += r.n;
+  }
+  return out;
+}
+
+/**
+ * Completes the triggers of single-recipient sends whose every message is final: the triggers and
+ * executions are recorded in Postgres with their final counts (two statements for the lot).
+ */
+export async function completeSingles(
+  w: WorkerContext,
+  specs: SendSpec[],
+  counts: Map<string, Counts>,
+  startedAt: number,
+) {
+  if (specs.length === 0) return;
+  const { deps } = w;
+  const now = deps.now();
+  const records: TriggerRecord[] = specs.map((spec) => {
+    const finished = new Map(spec.executions.map((e) => [e.id, counts.get(e.id) ?? zeroCounts()]));
+    return finishExecutions({ ...newTriggerRecord(spec), started_at: startedAt }, finished, now);
+  });
+  // Postgres answers for them from now on (their pending pages in KV simply expire).
+  await recordFinished(deps.sql, specs, records);
+  await emitTriggersCompleted(deps, records);
+}
+
+/**
+ * Completes a fan-out execution when its dispatch is finished and every batch is counted (and its
+ * trigger when every execution is). Safe to call any number of times, from any batch.
+ */
+export async function maybeCompleteExecution(w: WorkerContext, triggerId: string, executionId: string) {
+  const { deps } = w;
+  const state = await deps.kv.get<DispatchState>(sendKeys.dispatch(executionId));
+  if (!state.value?.done) return;
+  const live = (await liveCounts(deps.kv, triggerId)).get(executionId);
+  const batches = live?.batches ?? 0;
+  if (batches < state.value.batches) return;
+  const counts: Counts = live
+    ? { total_contacts: live.total_contacts, sent: live.sent, failed: live.failed, filtered: live.filtered }
+    : zeroCounts();
+  const now = deps.now();
+  await finishExecutionRows(deps.sql, [{ id: executionId, status: finalStatus(counts), counts, completed_at: now }]);
+  let finished: TriggerRecord | undefined;
+  await updateTriggerRecord(deps.kv, triggerId, (record) => {
+    finished = undefined;
+    const execution = record.executions.find((e) => e.id === executionId);
+    if (!execution || execution.counts) return undefined;
+    const next = finishExecutions(record, new Map([[executionId, counts]]), now);
+    if (next.status === "completed" || next.status === "failed") finished = next;
+    return next;
+  });
+  await finishTriggersFromExecutions(deps.sql, [triggerId], now);
+  // Only the call whose change made the trigger final tells the webhooks.
+  if (finished) await emitTriggersCompleted(deps, [finished]);
+}
+
+/** Marks triggers whose executions are all final as final, with the summed counts. */
+export async function finishTriggersFromExecutions(db: Db, triggerIds: string[], now: number): Promise<void> {
+  if (triggerIds.length === 0) return;
+  await db`
+    update triggers t set
+      status = case when s.sent = 0 and s.failed > 0 then 'failed' else 'completed' end,
+      total_contacts = s.total, sent = s.sent, failed = s.failed, filtered = s.filtered,
+      started_at = coalesce(t.started_at, ${new Date(now)}), completed_at = ${new Date(now)}
+    from (
+      select trigger_id, sum(total_contacts)::int as total, sum(sent_count)::int as sent,
+        sum(failed_count)::int as failed, sum(filtered_count)::int as filtered,
+        bool_and(status in ('completed', 'failed')) as done
+      from executions where trigger_id = any(${triggerIds}::uuid[]) group by trigger_id
+    ) s
+    where t.id = s.trigger_id and s.done and t.status not in ('completed', 'failed')`;
+}

@@ -1,0 +1,306 @@
+import type { Deps } from "../shared/deps.ts";
+import type { Db } from "../shared/db.ts";
+import { log } from "../shared/log.ts";
+import { metrics } from "../shared/metrics.ts";
+import { OutboxProvider } from "../shared/providers/outbox.ts";
+import type { OutboundMessage, Provider } from "../shared/providers/types.ts";
+import { UNPAID_REASON } from "../shared/sending/pricing.ts";
+import { charge, refund } from "../shared/wallet.ts";
+import type { Prepared } from "./prepare.ts";
+import { emitMessageEvents, type MessageOutcome } from "./events.ts";
+import { sendAll, type ToSend } from "./handoff.ts";
+import { deleteDeviceTokens } from "./recipients.ts";
+
+/** Where a message stands once a delivery pass is over. */
+export type FinalStatus = "sent" | "failed" | "filtered" | "pending";
+
+/** What a delivery pass did. */
+export interface DeliveryResult {
+  /** The status of each prepared message, by `execution_id\0recipient`. */
+  statuses: Map<string, FinalStatus>;
+  /** Messages left pending after a temporary provider failure (to try again later). */
+  pending: number;
+  /** True when some messages were recorded by an earlier pass (a redelivered job). */
+  resumed: boolean;
+}
+
+/** The key of a message within its execution. */
+export function deliveryKey(p: { execution_id: string; recipient: string }): string {
+  return `${p.execution_id}\0${p.recipient}`;
+}
+
+interface Stored {
+  id: string;
+  execution_id: string;
+  recipient: string;
+  status: FinalStatus;
+  cost_micros: number;
+}
+
+/** Some messages were recorded by an earlier pass: start again, reading them first. */
+class Resume extends Error {}
+
+/**
+ * Delivers prepared messages exactly once per (execution, recipient):
+ * 1. in one transaction: record the new messages in one INSERT (outbox messages as sent, with their
+ *    outbox rows; others pending), charge the wallet for them (one statement per team; message by
+ *    message only when the total does not fit, failing those that cannot be paid, so the balance
+ *    never goes below zero). The first try assumes nothing was recorded before; when the INSERT
+ *    meets rows of an earlier pass (a redelivered job) the transaction is rolled back and run again
+ *    reading those rows first, so nothing is charged or sent twice;
+ * 2. send the pending ones (new, and any an interrupted pass left) to their providers with their
+ *    stable message id;
+ * 3. record the outcomes in one UPDATE, refund permanent failures, drop invalid push tokens.
+ * With `lastAttempt`, a temporary failure is final; otherwise it stays pending for a later pass.
+ */
+export async function deliver(
+  deps: Deps,
+  items: Prepared[],
+  options: { lastAttempt: boolean },
+): Promise<DeliveryResult> {
+  let recorded: Recorded | undefined;
+  for (let attempt = 0; !recorded; attempt++) {
+    try {
+      recorded = await deps.sql.begin((tx) => record(deps, tx, items, attempt > 0));
+    } catch (err) {
+      if (!(err instanceof Resume) || attempt >= 3) throw err;
+    }
+  }
+  const { statuses, toSend, resumed, decided } = recorded;
+  const outcomes = await sendAll(toSend);
+  let pending = 0;
+  const updates: Update[] = [];
+  const refunds = new Map<string, number>();
+  const invalidTokens = new Map<string, string[]>();
+  for (const [i, outcome] of outcomes.entries()) {
+    const { p, cost, provider } = toSend[i];
+    const key = deliveryKey(p);
+    if (outcome.ok) {
+      updates.push({ p, status: "sent", providerId: outcome.providerMessageId, error: null, cost });
+      statuses.set(key, "sent");
+      decided.push(outcomeOf(p, outcome.id, "sent", { provider_message_id: outcome.providerMessageId }));
+      metrics.deliveries.inc({ channel: p.channel, outcome: "sent" });
+      continue;
+    }
+    if (outcome.temporary && !options.lastAttempt) {
+      pending++;
+      statuses.set(key, "pending");
+      continue;
+    }
+    const error = outcome.temporary ? `${outcome.error} (gave up after retries)` : outcome.error;
+    updates.push({ p, status: "failed", providerId: null, error, cost: 0 });
+    statuses.set(key, "failed");
+    decided.push(outcomeOf(p, outcome.id, "failed", { error }));
+    metrics.deliveries.inc({ channel: p.channel, outcome: "failed" });
+    if (cost > 0) refunds.set(p.team_id, (refunds.get(p.team_id) ?? 0) + cost);
+    if (outcome.invalidToken && p.to_address) {
+      invalidTokens.set(p.team_id, [...invalidTokens.get(p.team_id) ?? [], p.to_address]);
+    }
+    log("warn", "message failed", { provider: provider.name, channel: p.channel, message_id: outcome.id, error });
+  }
+  if (updates.length > 0 || refunds.size > 0 || invalidTokens.size > 0) {
+    await deps.sql.begin(async (tx) => {
+      await updateStatuses(tx, updates, deps.now());
+      for (const [teamId, micros] of refunds) {
+        await refund(tx, teamId, micros, `trigger:${items[0].trigger_id}`, "Refund of messages the provider refused");
+      }
+      for (const [teamId, tokens] of invalidTokens) await deleteDeviceTokens(tx, teamId, tokens);
+    });
+  }
+  await emitMessageEvents(deps, decided);
+  return { statuses, pending, resumed };
+}
+
+interface Recorded {
+  statuses: Map<string, FinalStatus>;
+  toSend: ToSend[];
+  resumed: boolean;
+  /** Messages whose outcome this pass decided (for webhooks). */
+  decided: MessageOutcome[];
+}
+
+function outcomeOf(
+  p: Prepared,
+  id: string,
+  status: "sent" | "failed",
+  extra: { provider_message_id?: string | null; error?: string | null },
+): MessageOutcome {
+  return {
+    team_id: p.team_id,
+    message_id: id,
+    trigger_id: p.trigger_id,
+    execution_id: p.execution_id,
+    channel: p.channel,
+    to: p.to_address,
+    status,
+    ...extra,
+  };
+}
+
+/** Step 1: one transaction that records and charges for the new messages. */
+async function record(deps: Deps, tx: Db, items: Prepared[], resume: boolean): Promise<Recorded> {
+  const stored = resume ? await findStored(tx, items) : new Map<string, Stored>();
+  const statuses = new Map<string, FinalStatus>();
+  const toSend: ToSend[] = [];
+  const fresh: Prepared[] = [];
+  for (const p of items) {
+    const found = stored.get(deliveryKey(p));
+    if (!found) {
+      fresh.push(p);
+      continue;
+    }
+    statuses.set(deliveryKey(p), found.status);
+    if (found.status === "pending" && p.message) {
+      const provider = deps.providers.get(p.channel, { sandbox: p.sandbox });
+      toSend.push({ p, message: { ...p.message, id: found.id }, provider, cost: found.cost_micros });
+    }
+  }
+  const now = new Date(deps.now());
+  const rows: Row[] = [];
+  const providers = new Map<Prepared, Provider>();
+  for (const p of fresh) {
+    const provider = p.outcome || !p.message ? undefined : deps.providers.get(p.channel, { sandbox: p.sandbox });
+    if (provider) providers.set(p, provider);
+    const status: FinalStatus = p.outcome?.status ??
+      (!p.message ? "failed" : provider === deps.providers.outbox ? "sent" : "pending");
+    rows.push({
+      id: p.id,
+      execution_id: p.execution_id,
+      recipient: p.recipient,
+      to_address: p.to_address,
+      contact_id: p.contact_id,
+      status,
+      provider: provider?.name ?? null,
+      provider_message_id: status === "sent" ? `outbox_${p.id}` : null,
+      cost_micros: status === "failed" || status === "filtered" ? 0 : p.cost,
+      error: p.outcome?.error ?? (p.message ? null : "Nothing to send"),
+      sent_at: status === "sent" ? now : null,
+    });
+  }
+  const inserted = await insertRows(tx, fresh, rows);
+  if (inserted !== rows.length) throw new Resume("Messages recorded by an earlier pass");
+  const unpaid = await chargeFor(tx, fresh.filter((p) => providers.has(p)));
+  if (unpaid.size > 0) await markUnpaid(tx, [...unpaid]);
+  const outboxed: OutboundMessage[] = [];
+  const decided: MessageOutcome[] = [];
+  rows.forEach((row, i) => {
+    const p = fresh[i];
+    const status: FinalStatus = unpaid.has(p) ? "failed" : row.status;
+    statuses.set(deliveryKey(p), status);
+    if (status === "sent") decided.push(outcomeOf(p, p.id, "sent", { provider_message_id: row.provider_message_id }));
+    if (status === "failed") {
+      decided.push(outcomeOf(p, p.id, "failed", { error: unpaid.has(p) ? UNPAID_REASON : row.error }));
+    }
+    if (status !== "pending") metrics.deliveries.inc({ channel: p.channel, outcome: status });
+    if (status === "sent") outboxed.push(p.message!);
+    if (status === "pending") toSend.push({ p, message: p.message!, provider: providers.get(p)!, cost: p.cost });
+  });
+  if (outboxed.length > 0) await new OutboxProvider(tx).sendMany(outboxed);
+  return { statuses, toSend, resumed: resume, decided };
+}
+
+/** The columns of a message row that vary per recipient (the rest is shared by the batch). */
+interface Row {
+  id: string;
+  execution_id: string;
+  recipient: string;
+  to_address: string | null;
+  contact_id: string | null;
+  status: FinalStatus;
+  provider: string | null;
+  provider_message_id: string | null;
+  cost_micros: number;
+  error: string | null;
+  sent_at: Date | null;
+}
+
+/**
+ * Records message rows in one INSERT over column arrays (far cheaper to build and parse than one
+ * placeholder per value); rows already recorded are skipped. Answers how many were inserted.
+ */
+async function insertRows(tx: Db, fresh: Prepared[], rows: Row[]): Promise<number> {
+  if (rows.length === 0) return 0;
+  const col = <K extends keyof Row>(k: K) => rows.map((r) => r[k]);
+  const of = <K extends keyof Prepared>(k: K) => fresh.map((p) => p[k]);
+  const inserted = await tx`
+    insert into messages (id, team_id, trigger_id, execution_id, channel, batch_no, recipient, to_address,
+      contact_id, status, provider, provider_message_id, cost_micros, error, sent_at)
+    select * from unnest(${col("id")}::text[], ${of("team_id")}::uuid[], ${of("trigger_id")}::uuid[],
+      ${col("execution_id")}::uuid[], ${of("channel")}::text[], ${of("batch_no")}::int[], ${col("recipient")}::text[],
+      ${col("to_address")}::text[], ${col("contact_id")}::uuid[], ${col("status")}::text[], ${col("provider")}::text[],
+      ${col("provider_message_id")}::text[], ${col("cost_micros")}::bigint[], ${col("error")}::text[],
+      ${rows.map((r) => r.sent_at?.toISOString() ?? null)}::timestamptz[])
+    on conflict (execution_id, recipient) do nothing
+    returning 1`;
+  return inserted.length;
+}
+
+/** Messages the wallet could not pay for: failed, nothing charged. */
+async function markUnpaid(tx: Db, unpaid: Prepared[]): Promise<void> {
+  await tx`
+    update messages m set status = 'failed', error = ${UNPAID_REASON}, cost_micros = 0, provider_message_id = null,
+      sent_at = null
+    from unnest(${unpaid.map((p) => p.execution_id)}::uuid[], ${unpaid.map((p) => p.recipient)}::text[])
+      as k(execution_id, recipient)
+    where m.execution_id = k.execution_id and m.recipient = k.recipient`;
+}
+
+/** Messages already recorded for these (execution, recipient) pairs. */
+async function findStored(tx: Db, items: Prepared[]): Promise<Map<string, Stored>> {
+  const out = new Map<string, Stored>();
+  if (items.length === 0) return out;
+  const rows = await tx<Stored[]>`
+    select m.id, m.execution_id, m.recipient, m.status, m.cost_micros
+    from messages m
+    join unnest(${items.map((p) => p.execution_id)}::uuid[], ${items.map((p) => p.recipient)}::text[])
+      as k(execution_id, recipient)
+      on m.execution_id = k.execution_id and m.recipient = k.recipient`;
+  for (const r of rows) out.set(deliveryKey(r), r);
+  return out;
+}
+
+/**
+ * Charges each team for its new payable messages: the total in one statement, and only when the
+ * total does not fit, message by message (so the balance never goes below zero). Answers the
+ * messages that could not be paid.
+ */
+async function chargeFor(tx: Db, fresh: Prepared[]): Promise<Set<Prepared>> {
+  const unpaid = new Set<Prepared>();
+  const byTeam = new Map<string, Prepared[]>();
+  for (const p of fresh) {
+    if (p.outcome || !p.message || p.sandbox || p.cost <= 0) continue;
+    byTeam.set(p.team_id, [...byTeam.get(p.team_id) ?? [], p]);
+  }
+  for (const [teamId, list] of byTeam) {
+    const total = list.reduce((sum, p) => sum + p.cost, 0);
+    const reference = `trigger:${list[0].trigger_id}`;
+    const description = `${list.length} ${list[0].channel} message${list.length === 1 ? "" : "s"}`;
+    if (await charge(tx, teamId, total, reference, description) !== undefined) continue;
+    for (const p of list) {
+      if (await charge(tx, teamId, p.cost, reference, `1 ${p.channel} message`) === undefined) unpaid.add(p);
+    }
+  }
+  return unpaid;
+}
+
+interface Update {
+  p: Prepared;
+  status: "sent" | "failed";
+  providerId: string | null;
+  error: string | null;
+  cost: number;
+}
+
+/** Step 3: every outcome in one UPDATE. */
+async function updateStatuses(tx: Db, updates: Update[], now: number): Promise<void> {
+  if (updates.length === 0) return;
+  const sentAt = new Date(now).toISOString();
+  await tx`
+    update messages m set status = v.status, provider_message_id = v.provider_message_id, error = v.error,
+      cost_micros = v.cost, sent_at = case when v.status = 'sent' then ${sentAt}::timestamptz else null end
+    from unnest(${updates.map((u) => u.p.execution_id)}::uuid[], ${updates.map((u) => u.p.recipient)}::text[],
+      ${updates.map((u) => u.status)}::text[], ${updates.map((u) => u.providerId)}::text[],
+      ${updates.map((u) => u.error)}::text[], ${updates.map((u) => u.cost)}::bigint[])
+      as v(execution_id, recipient, status, provider_message_id, error, cost)
+    where m.execution_id = v.execution_id and m.recipient = v.recipient and m.status = 'pending'`;
+}

@@ -1,0 +1,255 @@
+import assert from "node:assert/strict";
+import type { Deps } from "../shared/deps.ts";
+import { toMicros } from "../shared/money.ts";
+import { type OutboundMessage, type Provider, ProviderError } from "../shared/providers/types.ts";
+import { sendKeys } from "../shared/sending/keys.ts";
+import { insertTriggers } from "../shared/sending/records.ts";
+import type { SendSpec } from "../shared/sending/spec.ts";
+import { newTriggerRecord } from "../shared/sending/trigger_record.ts";
+import { upsertTemplate } from "../shared/templates.ts";
+import { dbTest, testDeps, testTeam } from "../shared/testing.ts";
+import { balanceMicros, topUp } from "../shared/wallet.ts";
+import { createContact } from "../shared/contacts/queries.ts";
+import type { DispatchState } from "./complete.ts";
+import { createWorkerContext } from "./context.ts";
+import type { DeliverBatchJob } from "./jobs.ts";
+import { runJob } from "./queue.ts";
+
+/** A provider that records what it is given and answers as `behave` says. */
+function fakeProvider(behave: (m: OutboundMessage, call: number) => Promise<void> | void = () => {}) {
+  const sent: OutboundMessage[] = [];
+  let calls = 0;
+  const provider: Provider = {
+    name: "fake",
+    async send(message) {
+      await behave(message, calls++);
+      sent.push(message);
+      return { providerMessageId: `fake_${message.id}` };
+    },
+  };
+  return { provider, sent };
+}
+
+function withProvider(deps: Deps, provider: Provider): Deps {
+  return { ...deps, providers: { outbox: deps.providers.outbox, get: () => provider } };
+}
+
+/** A recorded SMS send to tag `vip` with one batch covering `contacts`, as dispatch would leave it. */
+async function smsFanOut(deps: Deps, contacts: number) {
+  const { team } = await testTeam(deps);
+  await topUp(deps.sql, team.id, toMicros(10));
+  await upsertTemplate(deps.sql, team.id, "sms", "hi", { body: "Hi {{contact_first_name}}" });
+  const ids: string[] = [];
+  for (let i = 0; i < contacts; i++) {
+    const c = await createContact(deps.sql, team.id, {
+      email: `p${i}.${crypto.randomUUID().slice(0, 8)}@example.com`,
+      first_name: `P${i}`,
+      tags: ["vip"],
+      custom_fields: { phone: `+1415555${String(2000 + i)}` },
+    });
+    ids.push(c.id);
+  }
+  ids.sort();
+  const spec: SendSpec = {
+    trigger_id: crypto.randomUUID(),
+    job_id: "01JOB",
+    team_id: team.id,
+    sandbox: false,
+    trigger_type: "sms",
+    recipient_type: "tag",
+    recipient: { type: "tag", tags: ["vip"] },
+    executions: [{
+      id: crypto.randomUUID(),
+      content: { channel: "sms", template_key: "hi", category: "transactional" },
+    }],
+    variables: {},
+    metadata: {},
+    created_at: Date.now(),
+    scheduled_for: null,
+  };
+  await insertTriggers(deps.sql, [spec], "processing", Date.now());
+  const state: DispatchState = { team_id: team.id, filter: { tags_all: ["vip"] }, after: null, batches: 1, done: true };
+  await deps.kv.atomic()
+    .set(sendKeys.trigger(spec.trigger_id), newTriggerRecord(spec))
+    .set(sendKeys.dispatch(spec.executions[0].id), state)
+    .commit();
+  const job: DeliverBatchJob = {
+    type: "deliver-batch",
+    id: crypto.randomUUID(),
+    trigger_id: spec.trigger_id,
+    execution_id: spec.executions[0].id,
+    batch_no: 0,
+    after: null,
+    until: ids[ids.length - 1],
+    filter: { tags_all: ["vip"] },
+    attempt: 0,
+  };
+  return { team, spec, job };
+}
+
+async function triggerRow(deps: Deps, id: string) {
+  const [row] = await deps.sql`select status, total_contacts, sent, failed, filtered from triggers where id = ${id}`;
+  return { ...row };
+}
+
+dbTest("a deliver-batch job run twice sends each message once and counts it once", async () => {
+  const deps = await testDeps();
+  const { provider, sent } = fakeProvider();
+  const w = createWorkerContext(withProvider(deps, provider));
+  const { team, spec, job } = await smsFanOut(deps, 5);
+  await runJob(w, job);
+  await runJob(w, job);
+  assert.equal(sent.length, 5);
+  assert.equal(new Set(sent.map((m) => m.to)).size, 5);
+  assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
+    status: "completed",
+    total_contacts: 5,
+    sent: 5,
+    failed: 0,
+    filtered: 0,
+  });
+  assert.equal(await balanceMicros(deps.sql, team.id), toMicros(10) - 5 * 7_500);
+});
+
+dbTest("a batch interrupted after recording sends only what is still pending when redelivered", async () => {
+  const deps = await testDeps();
+  // First pass: the provider never answers (the process "dies" with every message recorded pending).
+  const hang = fakeProvider(() => new Promise<void>(() => {}));
+  const { team, spec, job } = await smsFanOut(deps, 4);
+  void runJob(createWorkerContext(withProvider(deps, hang.provider)), job);
+  for (let i = 0; i < 100; i++) {
+    const [{ n }] = await deps.sql`select count(*)::int as n from messages where trigger_id = ${spec.trigger_id}`;
+    if (n === 4) break;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  // Redelivery after the "restart": the same job, a working provider.
+  const { provider, sent } = fakeProvider();
+  await runJob(createWorkerContext(withProvider(deps, provider)), job);
+  assert.equal(sent.length, 4);
+  const ids = await deps.sql`select id from messages where trigger_id = ${spec.trigger_id} order by id`;
+  assert.deepEqual(sent.map((m) => m.id).sort(), ids.map((r) => r.id));
+  assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
+    status: "completed",
+    total_contacts: 4,
+    sent: 4,
+    failed: 0,
+    filtered: 0,
+  });
+  // Charged once, when the messages were first recorded.
+  assert.equal(await balanceMicros(deps.sql, team.id), toMicros(10) - 4 * 7_500);
+  await runJob(createWorkerContext(withProvider(deps, provider)), job);
+  assert.equal(sent.length, 4);
+});
+
+dbTest("a message the provider refuses is failed with its reason and refunded", async () => {
+  const deps = await testDeps();
+  const { provider, sent } = fakeProvider((m) => {
+    if (m.to.endsWith("2001")) throw new ProviderError("Cannot send SMS: number is blocked", { providerCode: "21610" });
+  });
+  const { team, spec, job } = await smsFanOut(deps, 3);
+  await runJob(createWorkerContext(withProvider(deps, provider)), job);
+  assert.equal(sent.length, 2);
+  assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
+    status: "completed",
+    total_contacts: 3,
+    sent: 2,
+    failed: 1,
+    filtered: 0,
+  });
+  const [failed] = await deps.sql`select error, cost_micros from messages
+    where trigger_id = ${spec.trigger_id} and status = 'failed'`;
+  assert.equal(failed.error, "Cannot send SMS: number is blocked");
+  assert.equal(failed.cost_micros, 0);
+  assert.equal(await balanceMicros(deps.sql, team.id), toMicros(10) - 2 * 7_500);
+});
+
+dbTest("a temporary provider failure keeps the batch open and the retry sends only the failed message", async () => {
+  const deps = await testDeps();
+  let failing = true;
+  const { provider, sent } = fakeProvider((m) => {
+    if (failing && m.to.endsWith("2000")) throw new ProviderError("Twilio is busy", { temporary: true });
+  });
+  const { spec, job } = await smsFanOut(deps, 3);
+  const w = createWorkerContext(withProvider(deps, provider));
+  await runJob(w, job);
+  assert.equal(sent.length, 2);
+  assert.equal((await triggerRow(deps, spec.trigger_id)).status, "processing");
+  failing = false;
+  await runJob(w, { ...job, id: crypto.randomUUID(), attempt: 1 });
+  assert.equal(sent.length, 3);
+  assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
+    status: "completed",
+    total_contacts: 3,
+    sent: 3,
+    failed: 0,
+    filtered: 0,
+  });
+});
+
+dbTest("a temporary failure on the last attempt fails the message", async () => {
+  const deps = await testDeps();
+  const { provider } = fakeProvider(() => {
+    throw new ProviderError("Twilio is down", { temporary: true });
+  });
+  const { spec, job } = await smsFanOut(deps, 2);
+  await runJob(createWorkerContext(withProvider(deps, provider)), { ...job, attempt: 4 });
+  assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
+    status: "failed",
+    total_contacts: 2,
+    sent: 0,
+    failed: 2,
+    filtered: 0,
+  });
+  const [row] = await deps.sql`select error from messages where trigger_id = ${spec.trigger_id} limit 1`;
+  assert.equal(row.error, "Twilio is down (gave up after retries)");
+});
+
+dbTest("a push token the provider calls invalid is removed from the contact", async () => {
+  const deps = await testDeps();
+  const { team } = await testTeam(deps);
+  const contact = await createContact(deps.sql, team.id, { email: `d.${crypto.randomUUID().slice(0, 8)}@example.com` });
+  const good = "a".repeat(40);
+  const stale = "b".repeat(40);
+  for (const token of [good, stale]) {
+    await deps.sql`insert into device_tokens ${
+      deps.sql({ team_id: team.id, contact_id: contact.id, token, platform: "android" })
+    }`;
+  }
+  const { provider, sent } = fakeProvider((m) => {
+    if (m.to === stale) throw new ProviderError("Unregistered", { invalidToken: true });
+  });
+  const spec: SendSpec = {
+    trigger_id: crypto.randomUUID(),
+    job_id: "01JOB",
+    team_id: team.id,
+    sandbox: false,
+    trigger_type: "push",
+    recipient_type: "contact",
+    recipient: { type: "contact", contact_id: contact.id, external_id: contact.external_id },
+    executions: [{
+      id: crypto.randomUUID(),
+      content: { channel: "push", title: "Hi", body: "There", category: "transactional" },
+    }],
+    variables: {},
+    metadata: {},
+    created_at: Date.now(),
+    scheduled_for: null,
+  };
+  await deps.kv.set(sendKeys.trigger(spec.trigger_id), newTriggerRecord(spec));
+  await runJob(createWorkerContext(withProvider(deps, provider)), {
+    type: "send-group",
+    id: crypto.randomUUID(),
+    sends: [spec],
+    attempt: 0,
+  });
+  assert.deepEqual(sent.map((m) => [m.to, m.title, m.text, m.priority]), [[good, "Hi", "There", "high"]]);
+  const tokens = await deps.sql`select token from device_tokens where contact_id = ${contact.id}`;
+  assert.deepEqual(tokens.map((t) => t.token), [good]);
+  assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
+    status: "completed",
+    total_contacts: 2,
+    sent: 1,
+    failed: 1,
+    filtered: 0,
+  });
+});

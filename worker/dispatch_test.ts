@@ -1,0 +1,83 @@
+import assert from "node:assert/strict";
+import { asJson } from "../shared/db.ts";
+import { sendKeys } from "../shared/sending/keys.ts";
+import { insertTriggers } from "../shared/sending/records.ts";
+import type { SendSpec } from "../shared/sending/spec.ts";
+import { newTriggerRecord, type TriggerRecord } from "../shared/sending/trigger_record.ts";
+import { dbTest, testDeps, testTeam } from "../shared/testing.ts";
+import type { DispatchState } from "./complete.ts";
+import { createWorkerContext } from "./context.ts";
+import type { DeliverBatchJob, DispatchJob } from "./jobs.ts";
+import { runJob } from "./queue.ts";
+
+dbTest("dispatch pages a fan-out into batches of 500, once, and the batches complete the trigger", async () => {
+  const shared = await testDeps();
+  const kv = await Deno.openKv(":memory:");
+  const jobs: DeliverBatchJob[] = [];
+  kv.listenQueue((m) => {
+    jobs.push(m as DeliverBatchJob);
+  });
+  const deps = { ...shared, kv };
+  const w = createWorkerContext(deps);
+  const { team } = await testTeam(deps);
+  const rows = Array.from({ length: 1_234 }, (_, i) => ({
+    team_id: team.id,
+    external_id: `d-${i}`,
+    email: `d${i}.${crypto.randomUUID().slice(0, 6)}@example.com`,
+    tags: i % 2 === 0 ? ["even", "all"] : ["all"],
+    custom_fields: asJson({}),
+  }));
+  for (let i = 0; i < rows.length; i += 500) await deps.sql`insert into contacts ${deps.sql(rows.slice(i, i + 500))}`;
+  const spec: SendSpec = {
+    trigger_id: crypto.randomUUID(),
+    job_id: "01J",
+    team_id: team.id,
+    sandbox: true,
+    trigger_type: "email",
+    recipient_type: "tag",
+    recipient: { type: "tag", tags: ["all"] },
+    executions: [{
+      id: crypto.randomUUID(),
+      content: { channel: "email", subject: "S", html: "H", category: "transactional" },
+    }],
+    variables: {},
+    metadata: {},
+    created_at: Date.now(),
+    scheduled_for: null,
+  };
+  const executionId = spec.executions[0].id;
+  await insertTriggers(deps.sql, [spec], "processing", Date.now());
+  const state: DispatchState = {
+    team_id: team.id,
+    filter: { tags_all: ["all"] },
+    after: null,
+    batches: 0,
+    done: false,
+  };
+  await kv.atomic().set(sendKeys.trigger(spec.trigger_id), newTriggerRecord(spec)).set(
+    sendKeys.dispatch(executionId),
+    state,
+  )
+    .commit();
+  const dispatch: DispatchJob = { type: "dispatch", id: "d1", trigger_id: spec.trigger_id, execution_id: executionId };
+  await runJob(w, dispatch);
+  await runJob(w, dispatch);
+  for (let i = 0; i < 100 && jobs.length < 3; i++) await new Promise((r) => setTimeout(r, 10));
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(jobs.length, 3);
+  assert.deepEqual(jobs.map((j) => j.batch_no).sort(), [0, 1, 2]);
+  const after = (await kv.get<DispatchState>(sendKeys.dispatch(executionId))).value!;
+  assert.equal(after.done, true);
+  assert.equal(after.batches, 3);
+
+  for (const job of jobs) await runJob(w, job);
+  await runJob(w, jobs[1]);
+  const record = (await kv.get<TriggerRecord>(sendKeys.trigger(spec.trigger_id))).value!;
+  assert.equal(record.status, "completed");
+  assert.deepEqual(record.executions[0].counts, { total_contacts: 1_234, sent: 1_234, failed: 0, filtered: 0 });
+  const [row] = await deps.sql`select status, total_contacts, sent from triggers where id = ${spec.trigger_id}`;
+  assert.deepEqual({ ...row }, { status: "completed", total_contacts: 1_234, sent: 1_234 });
+  const [{ n }] = await deps.sql`select count(*)::int as n from outbox where trigger_id = ${spec.trigger_id}`;
+  assert.equal(n, 1_234);
+  kv.close();
+});

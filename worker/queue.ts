@@ -1,0 +1,71 @@
+import type { Deps } from "../shared/deps.ts";
+import { log } from "../shared/log.ts";
+import { trackJob } from "../shared/metrics.ts";
+import { handleDeliverBatch } from "./batch.ts";
+import { createWorkerContext, type WorkerContext } from "./context.ts";
+import { handleDispatch } from "./dispatch.ts";
+import { type Job, JobSchema } from "./jobs.ts";
+import { handleSendGroup, handleSendStored } from "./sends.ts";
+import { deliverWebhooks } from "./webhooks.ts";
+
+/** A running worker: its context, for tests that call handlers directly. */
+export interface Worker {
+  context: WorkerContext;
+}
+
+const workers = new WeakMap<Deno.Kv, Worker>();
+
+/**
+ * Starts the one queue listener of `deps.kv` (Deno KV allows one per database). Idempotent per KV
+ * instance: the service and tests may both call it; the first call's deps serve every job.
+ */
+export function startWorker(deps: Deps): Worker {
+  const running = workers.get(deps.kv);
+  if (running) return running;
+  const worker: Worker = { context: createWorkerContext(deps) };
+  workers.set(deps.kv, worker);
+  deps.kv.listenQueue((message: unknown) => handleMessage(worker.context, message)).catch((err) => {
+    log("error", "queue listener stopped", { error: String(err) });
+  });
+  return worker;
+}
+
+/** Parses a queue message and runs its job; a message that is no job is logged and dropped. */
+export async function handleMessage(w: WorkerContext, message: unknown): Promise<void> {
+  const parsed = JobSchema.safeParse(message);
+  if (!parsed.success) {
+    log("error", "queue message is not a job", { issues: parsed.error.issues.slice(0, 3).map((i) => i.message) });
+    return;
+  }
+  const job = parsed.data;
+  if (job.type === "tick") return;
+  const info = {
+    type: job.type,
+    job_id: "id" in job ? job.id : undefined,
+    due_at: "due_at" in job ? job.due_at : undefined,
+  };
+  await trackJob(info, () => runJob(w, job));
+}
+
+/** Runs one job (exhaustive over the job types). Throwing makes the queue deliver it again later. */
+export async function runJob(w: WorkerContext, job: Job): Promise<void> {
+  switch (job.type) {
+    case "send-group":
+      // A first try joins the next merged pass; a retry (after a temporary failure) runs alone.
+      return job.attempt > 0 ? await w.deliveries.run(() => handleSendGroup(w, job)) : await w.groups.add(job);
+    case "send-stored":
+      return await w.deliveries.run(() => handleSendStored(w, job.trigger_id));
+    case "dispatch":
+      return await handleDispatch(w, job);
+    case "deliver-batch":
+      return await w.deliveries.run(() => handleDeliverBatch(w, job));
+    case "tick":
+      return;
+    case "webhook-deliver":
+      return await deliverWebhooks(w.deps, job);
+    default: {
+      const unknown: never = job;
+      throw new Error(`Cannot run job: unknown type ${(unknown as { type: string }).type}`);
+    }
+  }
+}

@@ -1,0 +1,179 @@
+import { log } from "../shared/log.ts";
+import { JOB_BACKOFF_MS } from "../shared/sending/acceptor.ts";
+import type { SendGroupJob } from "../shared/sending/jobs.ts";
+import { sendKeys } from "../shared/sending/keys.ts";
+import { insertTriggers, loadSpec } from "../shared/sending/records.ts";
+import { isSingleRecipient, type SendSpec } from "../shared/sending/spec.ts";
+import { newTriggerRecord } from "../shared/sending/trigger_record.ts";
+import { completeSingles, countRecorded, type DispatchState, maybeCompleteExecution, tally } from "./complete.ts";
+import { executionContext, type WorkerContext } from "./context.ts";
+import { deliver, deliveryKey } from "./deliver.ts";
+import type { DispatchJob } from "./jobs.ts";
+import { MAX_DELIVERY_ATTEMPTS, retryDelay } from "./retry.ts";
+import { type Prepared, prepareMessages, type Unit } from "./prepare.ts";
+import { contactsByIds, devicesOf, type RecipientContact, recipientFilter } from "./recipients.ts";
+
+/**
+ * The `send-group` job: sends accepted together. Delivers the single-recipient ones in one pass
+ * (one INSERT, one charge per team, one outbox write) and records them in Postgres once finished;
+ * records the others (fan-outs) as processing and starts their dispatch.
+ */
+export async function handleSendGroup(w: WorkerContext, job: SendGroupJob & { attempt: number }): Promise<void> {
+  const { deps } = w;
+  const startedAt = deps.now();
+  const fanOuts = job.sends.filter((s) => !isSingleRecipient(s.recipient));
+  if (fanOuts.length > 0) {
+    await insertTriggers(deps.sql, fanOuts, "processing", startedAt);
+    for (const spec of fanOuts) await startFanOut(w, spec, startedAt);
+  }
+  const singles = job.sends.filter((s) => isSingleRecipient(s.recipient));
+  if (singles.length > 0) await deliverSingles(w, singles, job.attempt, startedAt);
+}
+
+/** The `send-stored` job: a send recorded in Postgres (scheduled or large), now due. */
+export async function handleSendStored(w: WorkerContext, triggerId: string): Promise<void> {
+  const spec = await loadSpec(w.deps.sql, triggerId);
+  if (!spec) {
+    log("warn", "send-stored: no such trigger", { trigger_id: triggerId });
+    return;
+  }
+  await w.deps.sql`update triggers set status = 'processing', started_at = coalesce(started_at, now())
+    where id = ${triggerId} and status = 'pending'`;
+  await handleSendGroup(w, { type: "send-group", id: crypto.randomUUID(), sends: [spec], attempt: 0 });
+}
+
+/** Delivers sends that each name one recipient; sends meeting a temporary failure are tried again later. */
+async function deliverSingles(w: WorkerContext, specs: SendSpec[], attempt: number, startedAt: number) {
+  const { deps } = w;
+  const contactIds = new Map<string, string[]>();
+  for (const s of specs) {
+    if (s.recipient.type === "contact") {
+      contactIds.set(s.team_id, [...contactIds.get(s.team_id) ?? [], s.recipient.contact_id]);
+    }
+  }
+  const contacts = new Map<string, RecipientContact>();
+  for (const [teamId, ids] of contactIds) {
+    for (const c of await contactsByIds(deps.sql, teamId, ids)) contacts.set(c.id, c);
+  }
+  const pushContacts = specs.filter((s) => s.recipient.type === "contact" && hasPush(s))
+    .map((s) => (s.recipient as { contact_id: string }).contact_id);
+  const devices = await devicesOf(deps.sql, pushContacts);
+
+  const prepared: Prepared[] = [];
+  // Missing template variables render empty; logged once per job, not once per message.
+  const missing = new Map<string, Set<string>>();
+  for (const spec of specs) {
+    for (const execution of spec.executions) {
+      const ctx = await executionContext(w, spec, execution, 0);
+      const unit = unitOf(spec, contacts, devices);
+      const messages = unit
+        ? await prepareMessages(ctx, [unit])
+        : await prepareMessages({ ...ctx, failure: "Contact not found" }, [missingContact(spec)]);
+      prepared.push(...messages);
+      for (const name of ctx.missing) missing.set(name, (missing.get(name) ?? new Set()).add(spec.trigger_id));
+    }
+  }
+  if (missing.size > 0) {
+    log("warn", "template variables missing", {
+      variables: Object.fromEntries([...missing].map(([name, triggers]) => [name, triggers.size])),
+      trigger_ids: [...new Set([...missing.values()].flatMap((t) => [...t]))].slice(0, 5),
+    });
+  }
+  const result = await deliver(deps, prepared, { lastAttempt: attempt + 1 >= MAX_DELIVERY_ATTEMPTS });
+
+  const unfinished = new Set<string>();
+  for (const p of prepared) {
+    if (result.statuses.get(deliveryKey(p)) === "pending") unfinished.add(p.trigger_id);
+  }
+  const finished = specs.filter((s) => !unfinished.has(s.trigger_id));
+  const counts = result.resumed
+    ? await countRecorded(deps.sql, finished.flatMap((s) => s.executions.map((e) => e.id)))
+    : tally(prepared.map((p) => [p.execution_id, result.statuses.get(deliveryKey(p)) ?? "failed"]));
+  await completeSingles(w, finished, counts, startedAt);
+  if (unfinished.size > 0) {
+    const retry: SendGroupJob = {
+      type: "send-group",
+      id: crypto.randomUUID(),
+      sends: specs.filter((s) => unfinished.has(s.trigger_id)),
+      attempt: attempt + 1,
+    };
+    await deps.kv.enqueue(retry, { delay: retryDelay(attempt), backoffSchedule: JOB_BACKOFF_MS });
+  }
+}
+
+function hasPush(spec: SendSpec): boolean {
+  return spec.executions.some((e) => e.content.channel === "push");
+}
+
+/** The recipient unit of a single-recipient send; undefined when its contact is gone. */
+function unitOf(
+  spec: SendSpec,
+  contacts: Map<string, RecipientContact>,
+  devices: Map<string, { token: string; platform: "android" | "ios" | "web" }[]>,
+): Unit | undefined {
+  const r = spec.recipient;
+  if (r.type === "direct") {
+    return {
+      kind: "direct",
+      address: r.address,
+      info: { first_name: r.first_name, last_name: r.last_name },
+      platform: r.platform,
+    };
+  }
+  if (r.type !== "contact") throw new Error(`Not a single-recipient send: ${r.type}`);
+  const contact = contacts.get(r.contact_id);
+  if (!contact) return undefined;
+  return { kind: "contact", contact, devices: devices.get(contact.id) ?? [] };
+}
+
+/** A direct unit standing for a deleted contact, so that its one message is recorded as failed. */
+function missingContact(spec: SendSpec): Unit {
+  const id = spec.recipient.type === "contact" ? spec.recipient.contact_id : "unknown";
+  return { kind: "direct", address: id, info: {} };
+}
+
+/**
+ * Starts the fan-out of a send to a tag, a segment or everyone: records where each execution's
+ * paging starts and enqueues its `dispatch` job, in one commit that checks it was not started
+ * already (a redelivered group starts nothing twice).
+ */
+async function startFanOut(w: WorkerContext, spec: SendSpec, startedAt: number): Promise<void> {
+  const { deps } = w;
+  // A segment deleted since the send was accepted reaches no one.
+  const filter = await recipientFilter(deps.sql, spec.team_id, spec.recipient);
+  // The trigger's own record, live from now on (counts, completion); written with the dispatch
+  // states, whose checks make a redelivered group start (and reset) nothing.
+  const op = deps.kv.atomic().set(sendKeys.trigger(spec.trigger_id), {
+    ...newTriggerRecord(spec),
+    status: "processing",
+    started_at: startedAt,
+  });
+  for (const execution of spec.executions) {
+    const key = sendKeys.dispatch(execution.id);
+    const state: DispatchState = {
+      team_id: spec.team_id,
+      filter: filter ?? {},
+      after: null,
+      batches: 0,
+      done: !filter,
+    };
+    const job: DispatchJob = {
+      type: "dispatch",
+      id: crypto.randomUUID(),
+      trigger_id: spec.trigger_id,
+      execution_id: execution.id,
+    };
+    op.check({ key, versionstamp: null }).set(key, state);
+    if (filter) {
+      op.enqueue(job, {
+        backoffSchedule: JOB_BACKOFF_MS,
+        keysIfUndelivered: [sendKeys.undelivered(spec.trigger_id, job.id)],
+      });
+    }
+  }
+  const res = await op.commit();
+  if (!res.ok || !filter) {
+    // Started by an earlier delivery of this job: make sure it can still complete.
+    for (const e of spec.executions) await maybeCompleteExecution(w, spec.trigger_id, e.id);
+  }
+}

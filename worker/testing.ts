@@ -1,0 +1,95 @@
+import { createService } from "../main.ts";
+import { createContact, type NewContact } from "../shared/contacts/queries.ts";
+import type { Deps, Team } from "../shared/deps.ts";
+import { upsertIdentity } from "../shared/identities.ts";
+import { toMicros, toUsd } from "../shared/money.ts";
+import type { Channel } from "../shared/providers/types.ts";
+import { type TemplateInput, upsertTemplate } from "../shared/templates.ts";
+import { jsonRequest, testDeps, testTeam } from "../shared/testing.ts";
+import type { TeamKeys } from "../shared/teams.ts";
+import { balanceMicros, topUp } from "../shared/wallet.ts";
+import { startWorker } from "./queue.ts";
+
+/** A team with the service and its worker running, and helpers to drive them. */
+export interface SendingFixture {
+  deps: Deps;
+  app: ReturnType<typeof createService>;
+  team: Team;
+  keys: TeamKeys;
+  /** POST a JSON body with the live key (or `key`). */
+  post(path: string, body: unknown, key?: string, headers?: Record<string, string>): Promise<Response>;
+  /** GET with the live key (or `key`). */
+  get(path: string, key?: string): Promise<Response>;
+  template(channel: Channel, key: string, input: TemplateInput): Promise<void>;
+  contact(input: Partial<NewContact>): Promise<{ id: string; external_id: string; email: string }>;
+  /** Adds USD to the wallet. */
+  fund(usd: number): Promise<void>;
+  /** The wallet balance in USD. */
+  balance(): Promise<number>;
+  /** GET /triggers/{id} until it is completed or failed (20 s at most); its body. */
+  waitForTrigger(triggerId: string): Promise<TriggerBody>;
+  /** The outbox messages of a trigger, oldest first. */
+  outbox(
+    triggerId: string,
+  ): Promise<{ to_address: string; channel: string; subject: string | null; body: string | null }[]>;
+}
+
+/** A trigger as GET /triggers/{id} answers it. */
+export interface TriggerBody {
+  id: string;
+  status: string;
+  summary: { total_contacts: number; sent: number; failed: number; filtered: number };
+  [key: string]: unknown;
+}
+
+/** A fresh team (plan `plan`) on the shared test runtime, with the worker started. */
+export async function sendingFixture(plan: Team["plan"] = "pro"): Promise<SendingFixture> {
+  const deps = await testDeps();
+  startWorker(deps);
+  const app = createService(deps);
+  const { team, keys } = await testTeam(deps, plan);
+  const fixture: SendingFixture = {
+    deps,
+    app,
+    team,
+    keys,
+    post: (path, body, key = keys.live, headers = {}) =>
+      Promise.resolve(app.request(path, jsonRequest("POST", body, { "X-API-Key": key, ...headers }))),
+    get: (path, key = keys.live) => Promise.resolve(app.request(path, { headers: { "X-API-Key": key } })),
+    async template(channel, key, input) {
+      await upsertTemplate(deps.sql, team.id, channel, key, input);
+    },
+    async contact(input) {
+      const email = input.email ?? `c.${crypto.randomUUID().slice(0, 12)}@example.com`;
+      return await createContact(deps.sql, team.id, { ...input, email });
+    },
+    async fund(usd) {
+      await topUp(deps.sql, team.id, toMicros(usd));
+    },
+    async balance() {
+      return toUsd(await balanceMicros(deps.sql, team.id));
+    },
+    async waitForTrigger(triggerId) {
+      const deadline = Date.now() + 20_000;
+      let last: TriggerBody | undefined;
+      while (Date.now() < deadline) {
+        const res = await fixture.get(`/api/v1/triggers/${triggerId}`);
+        last = await res.json();
+        if (res.status === 200 && (last!.status === "completed" || last!.status === "failed")) return last!;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      throw new Error(`Trigger ${triggerId} did not finish: ${JSON.stringify(last)}`);
+    },
+    async outbox(triggerId) {
+      const rows = await deps.sql<
+        { to_address: string; channel: string; subject: string | null; body: string | null }[]
+      >`
+        select to_address, channel, subject, body from outbox where trigger_id = ${triggerId}
+        order by created_at, id`;
+      return [...rows];
+    },
+  };
+  return fixture;
+}
+
+export { upsertIdentity };

@@ -1,0 +1,197 @@
+/**
+ * The `webhook-deliver` queue job: POSTs each event, signed per Standard Webhooks, to its endpoint,
+ * records every attempt, disables an endpoint that answers 410, and re-enqueues the failures with
+ * exponential back-off and jitter (13 attempts over more than 24 hours).
+ */
+import { monotonicFactory } from "ulid";
+import type { Deps } from "../shared/deps.ts";
+import { log } from "../shared/log.ts";
+import { metrics } from "../shared/metrics.ts";
+import { urlRefusal } from "../shared/ssrf.ts";
+import {
+  type Delivery,
+  enqueueDeliveries,
+  invalidateEndpointCache,
+  packJobs,
+  WebhookDeliverJob,
+} from "../shared/webhook_events.ts";
+import { webhookHeaders } from "../shared/webhook_signing.ts";
+
+export { WebhookDeliverJob };
+
+/** Attempts per delivery, the first included. */
+export const MAX_ATTEMPTS = 13;
+/** Wait after the first failed attempt; it doubles after each further failure … */
+export const RETRY_BASE_MS = 30_000;
+/** … up to this cap. With 0–25 % jitter added, 12 waits sum to 24.5–30.6 hours. */
+export const RETRY_CAP_MS = 8 * 60 * 60 * 1000;
+
+/** Attempt ids: ulids that keep increasing within a millisecond, so "newest first" is exact. */
+const attemptId = monotonicFactory();
+
+/** Deliveries of one job in flight at once. */
+const CONCURRENCY = 16;
+
+/**
+ * The wait before the next attempt after `failedAttempt` (1-based) failed, or undefined when that was
+ * the last. Jitter only lengthens a wait, so the schedule never ends before 24 hours (at scale 1).
+ */
+export function retryDelayMs(failedAttempt: number, scale = 1, random: () => number = Math.random): number | undefined {
+  if (failedAttempt >= MAX_ATTEMPTS) return undefined;
+  const base = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** (failedAttempt - 1));
+  return base * (1 + 0.25 * random()) * scale;
+}
+
+interface EndpointRow {
+  id: string;
+  url: string;
+  secret: string;
+  previous_secret: string | null;
+  previous_secret_expires_at: Date | null;
+  is_active: boolean;
+}
+
+/** What one attempt came to. */
+interface Outcome {
+  delivery: Delivery;
+  status: "succeeded" | "failed";
+  /** The endpoint answered 410 Gone: disable it, never retry. */
+  gone: boolean;
+  responseStatus: number | null;
+  error: string | null;
+  latencyMs: number;
+}
+
+async function attempt(deps: Deps, endpoint: EndpointRow, delivery: Delivery): Promise<Outcome> {
+  const started = performance.now();
+  const result = (status: Outcome["status"], responseStatus: number | null, error: string | null): Outcome => ({
+    delivery,
+    status,
+    gone: responseStatus === 410,
+    responseStatus,
+    error,
+    latencyMs: Math.round(performance.now() - started),
+  });
+  const refusal = await urlRefusal(endpoint.url, { allowPrivate: deps.config.WEBHOOK_ALLOW_PRIVATE });
+  if (refusal) return result("failed", null, `Refused: ${refusal}`);
+  const body = JSON.stringify(delivery.event);
+  const now = deps.now();
+  const secrets = [endpoint.secret];
+  if (
+    endpoint.previous_secret && endpoint.previous_secret_expires_at &&
+    endpoint.previous_secret_expires_at.getTime() > now
+  ) {
+    secrets.push(endpoint.previous_secret);
+  }
+  const headers = await webhookHeaders(secrets, delivery.event.id, Math.floor(now / 1000), body);
+  try {
+    const res = await fetch(endpoint.url, {
+      method: "POST",
+      headers: { "content-type": "application/json", "user-agent": "messaging-webhooks/1", ...headers },
+      body,
+      // A redirect could lead anywhere, a private address included: it counts as a failure.
+      redirect: "manual",
+      signal: AbortSignal.timeout(deps.config.WEBHOOK_TIMEOUT_MS),
+    });
+    await res.body?.cancel();
+    const ok = res.status >= 200 && res.status < 300;
+    return result(ok ? "succeeded" : "failed", res.status, ok ? null : `HTTP ${res.status}`);
+  } catch (error) {
+    const message = error instanceof DOMException && error.name === "TimeoutError"
+      ? `Timed out after ${deps.config.WEBHOOK_TIMEOUT_MS} ms`
+      : String(error instanceof Error ? error.message : error);
+    return result("failed", null, message);
+  }
+}
+
+async function inPool<T, R>(items: T[], size: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await fn(items[i]);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(size, items.length) }, worker));
+  return results;
+}
+
+/**
+ * Handles one `webhook-deliver` job. Deliveries already recorded as succeeded (a redelivered job)
+ * and deliveries to deleted or disabled endpoints are skipped.
+ */
+export async function deliverWebhooks(deps: Deps, job: WebhookDeliverJob): Promise<void> {
+  const sql = deps.sql;
+  const endpointIds = [...new Set(job.deliveries.map((d) => d.endpoint_id))];
+  const eventIds = [...new Set(job.deliveries.map((d) => d.event.id))];
+  const [endpoints, done] = await Promise.all([
+    sql<EndpointRow[]>`
+      select id, url, secret, previous_secret, previous_secret_expires_at, is_active
+      from webhook_endpoints where team_id = ${job.team_id} and id = any(${endpointIds}::uuid[])`,
+    sql<{ key: string }[]>`
+      select event_id || ' ' || endpoint_id as key from webhook_attempts
+      where status = 'succeeded' and event_id = any(${eventIds}::text[])`,
+  ]);
+  const byId = new Map(endpoints.map((e) => [e.id, e]));
+  const succeeded = new Set(done.map((r) => r.key));
+  const due = job.deliveries.filter((d) => {
+    const active = byId.get(d.endpoint_id)?.is_active && !succeeded.has(`${d.event.id} ${d.endpoint_id}`);
+    if (!active) metrics.webhookDeliveries.inc({ outcome: "skipped" });
+    return active;
+  });
+  if (due.length === 0) return;
+
+  const outcomes = await inPool(due, CONCURRENCY, (d) => attempt(deps, byId.get(d.endpoint_id)!, d));
+  const now = deps.now();
+  const retry = outcomes.filter((o) => o.status === "failed" && !o.gone);
+  const delay = retry.length > 0 ? retryDelayMs(job.attempt, deps.config.WEBHOOK_RETRY_SCALE) : undefined;
+  const nextRetryAt = delay === undefined ? null : new Date(now + delay);
+
+  const rows = outcomes.map((o) => ({
+    id: attemptId(now),
+    endpoint_id: o.delivery.endpoint_id,
+    team_id: job.team_id,
+    event_id: o.delivery.event.id,
+    event_type: o.delivery.event.type,
+    attempt: job.attempt,
+    status: o.status,
+    response_status: o.responseStatus,
+    error: o.error,
+    latency_ms: o.latencyMs,
+    next_retry_at: o.status === "failed" && !o.gone ? nextRetryAt : null,
+  }));
+  const gone = [...new Set(outcomes.filter((o) => o.gone).map((o) => o.delivery.endpoint_id))];
+  // One transaction: whoever reads an endpoint's 410 attempt also sees the endpoint disabled.
+  await sql.begin(async (tx) => {
+    await tx`insert into webhook_attempts ${tx(rows)}`;
+    if (gone.length > 0) {
+      await tx`
+        update webhook_endpoints set is_active = false, disabled_reason = 'gone', updated_at = now()
+        where id = any(${gone}::uuid[])`;
+    }
+  });
+  if (gone.length > 0) invalidateEndpointCache(job.team_id);
+
+  for (const o of outcomes) {
+    const outcome = o.gone ? "gone" : o.error?.startsWith("Refused:") ? "refused" : o.status;
+    metrics.webhookDeliveries.inc({ outcome });
+    metrics.webhookLatency.observe({}, o.latencyMs / 1000);
+    if (o.status === "failed") {
+      log("warn", "webhook delivery failed", {
+        team_id: job.team_id,
+        endpoint_id: o.delivery.endpoint_id,
+        event_id: o.delivery.event.id,
+        attempt: job.attempt,
+        response_status: o.responseStatus,
+        error: o.error,
+        next_retry_at: o.gone ? null : nextRetryAt,
+      });
+    }
+  }
+
+  if (delay !== undefined) {
+    const { jobs, bytes } = packJobs(job.team_id, retry.map((o) => o.delivery), job.attempt + 1, now + delay);
+    await enqueueDeliveries(deps, jobs, bytes, delay);
+  }
+}

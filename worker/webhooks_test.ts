@@ -1,0 +1,290 @@
+import assert from "node:assert/strict";
+import { Resend } from "resend";
+import { createService } from "../main.ts";
+import type { Deps } from "../shared/deps.ts";
+import { KvCommitter } from "../shared/kv.ts";
+import { metrics } from "../shared/metrics.ts";
+import { dbTest, jsonRequest, testDeps, testTeam } from "../shared/testing.ts";
+import { emitEvent, newEvent } from "../shared/webhook_events.ts";
+import { startWorker } from "./queue.ts";
+import { deliverWebhooks, MAX_ATTEMPTS, retryDelayMs, WebhookDeliverJob } from "./webhooks.ts";
+
+interface Received {
+  headers: Headers;
+  body: string;
+  /** The standardwebhooks library accepted the signature with the endpoint's secret. */
+  verified: boolean;
+  at: number;
+}
+
+/**
+ * A webhook receiver on loopback. It answers the statuses of `script` in turn (the last one
+ * thereafter) and checks every delivery's signature with the standardwebhooks library.
+ */
+function startReceiver(script: number[], options: { delayMs?: number } = {}) {
+  const received: Received[] = [];
+  let secret = "";
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    const body = await req.text();
+    let verified = false;
+    try {
+      new Resend("re_test_unused").webhooks.verify({
+        payload: body,
+        headers: {
+          id: req.headers.get("webhook-id") ?? "",
+          timestamp: req.headers.get("webhook-timestamp") ?? "",
+          signature: req.headers.get("webhook-signature") ?? "",
+        },
+        webhookSecret: secret,
+      });
+      verified = true;
+    } catch {
+      verified = false;
+    }
+    received.push({ headers: req.headers, body, verified, at: Date.now() });
+    if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
+    const status = script[Math.min(received.length - 1, script.length - 1)];
+    return new Response(status === 204 ? null : "ok", { status });
+  });
+  return {
+    url: `http://127.0.0.1:${server.addr.port}/hooks`,
+    received,
+    setSecret(value: string) {
+      secret = value;
+    },
+    close: () => server.shutdown(),
+  };
+}
+
+/** A private in-memory KV whose queue the worker listens to (each test's retries stay its own). */
+async function startQueue(deps: Deps): Promise<{ deps: Deps; close: () => void }> {
+  const kv = await Deno.openKv(":memory:");
+  const queueDeps: Deps = { ...deps, kv, committer: new KvCommitter(kv) };
+  startWorker(queueDeps);
+  return { deps: queueDeps, close: () => kv.close() };
+}
+
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error("Timed out waiting");
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function setup(overrides: Parameters<typeof testDeps>[0] = {}) {
+  const base = await testDeps({ WEBHOOK_ALLOW_PRIVATE: true, WEBHOOK_RETRY_SCALE: 0.002, ...overrides });
+  const queue = await startQueue(base);
+  const deps = queue.deps;
+  const app = createService(deps);
+  const { team, keys } = await testTeam(deps);
+  const headers = { "X-API-Key": keys.live };
+  const register = async (url: string, events?: string[]) => {
+    const res = await app.request("/api/v1/webhooks", jsonRequest("POST", { url, events }, headers));
+    assert.equal(res.status, 201);
+    return await res.json() as { id: string; secret: string };
+  };
+  const attempts = async (id: string) => {
+    const res = await app.request(`/api/v1/webhooks/${id}/deliveries`, { headers });
+    assert.equal(res.status, 200);
+    return (await res.json()).data as Record<string, unknown>[];
+  };
+  return { deps, app, team, headers, register, attempts, close: queue.close };
+}
+
+dbTest("emitEvent() delivers the signed envelope only to endpoints subscribed to its type", async () => {
+  const s = await setup();
+  const receiver = startReceiver([200]);
+  const other = startReceiver([200]);
+  try {
+    const endpoint = await s.register(receiver.url, ["message.delivered", "message.failed"]);
+    receiver.setSecret(endpoint.secret);
+    other.setSecret((await s.register(other.url, ["otp.verified"])).secret);
+    const jobsBefore = metrics.jobs.get({ type: "webhook-deliver", outcome: "ok" });
+    const lagBefore = metrics.queueLag.count({ type: "webhook-deliver" });
+    const data = { execution_id: crypto.randomUUID(), message_id: "01JMSG", status: "delivered" };
+    const event = await emitEvent(s.deps, s.team.id, "message.delivered", data);
+    assert.ok(event);
+    await waitFor(() => receiver.received.length === 1);
+    const [got] = receiver.received;
+    assert.equal(got.verified, true);
+    assert.equal(got.headers.get("content-type"), "application/json");
+    assert.equal(got.headers.get("webhook-id"), event.id);
+    const body = JSON.parse(got.body);
+    assert.deepEqual(Object.keys(body).sort(), ["created_at", "data", "id", "type"]);
+    assert.equal(body.type, "message.delivered");
+    assert.deepEqual(body.data, data);
+    assert.match(body.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    await waitFor(async () => (await s.attempts(endpoint.id)).length === 1);
+    const [attempt] = await s.attempts(endpoint.id);
+    assert.equal(attempt.status, "succeeded");
+    assert.equal(attempt.response_status, 200);
+    assert.equal(attempt.event_id, event.id);
+    assert.equal(typeof attempt.latency_ms, "number");
+    await new Promise((r) => setTimeout(r, 100));
+    assert.equal(other.received.length, 0);
+    assert.equal(metrics.jobs.get({ type: "webhook-deliver", outcome: "ok" }), jobsBefore + 1);
+    assert.equal(metrics.queueLag.count({ type: "webhook-deliver" }), lagBefore + 1);
+  } finally {
+    await receiver.close();
+    await other.close();
+    s.close();
+  }
+});
+
+dbTest("a failing endpoint is retried with growing waits and the same webhook-id until it answers 2xx", async () => {
+  const s = await setup({ WEBHOOK_RETRY_SCALE: 0.002 }); // waits of 60 ms, 120 ms, … (+ up to 25 %)
+  const receiver = startReceiver([500, 503, 204]);
+  try {
+    const endpoint = await s.register(receiver.url);
+    receiver.setSecret(endpoint.secret);
+    const event = await emitEvent(s.deps, s.team.id, "trigger.completed", { trigger_id: crypto.randomUUID() });
+    assert.ok(event);
+    await waitFor(async () => (await s.attempts(endpoint.id)).length === 3);
+    assert.equal(receiver.received.length, 3);
+    assert.ok(receiver.received.every((r) => r.verified && r.headers.get("webhook-id") === event.id));
+    const gaps = [1, 2].map((i) => receiver.received[i].at - receiver.received[i - 1].at);
+    assert.ok(gaps[0] >= 55, `first wait ${gaps[0]} ms`);
+    assert.ok(gaps[1] >= 115, `second wait ${gaps[1]} ms`);
+    const attempts = (await s.attempts(endpoint.id)).reverse();
+    assert.deepEqual(attempts.map((a) => [a.attempt, a.status, a.response_status]), [
+      [1, "failed", 500],
+      [2, "failed", 503],
+      [3, "succeeded", 204],
+    ]);
+    assert.equal(attempts[0].error, "HTTP 500");
+    assert.ok(attempts[0].next_retry_at);
+    assert.equal(attempts[2].next_retry_at, null);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(receiver.received.length, 3);
+  } finally {
+    await receiver.close();
+    s.close();
+  }
+});
+
+dbTest("an endpoint that always fails gets exactly 13 attempts, the last with no next retry", async () => {
+  const s = await setup({ WEBHOOK_RETRY_SCALE: 0.00001 }); // the 24.5-hour schedule in about a second
+  const receiver = startReceiver([500]);
+  try {
+    const endpoint = await s.register(receiver.url);
+    receiver.setSecret(endpoint.secret);
+    await emitEvent(s.deps, s.team.id, "message.failed", { message_id: "m1" });
+    await waitFor(async () => (await s.attempts(endpoint.id)).length === MAX_ATTEMPTS, 20_000);
+    await new Promise((r) => setTimeout(r, 500));
+    assert.equal(receiver.received.length, MAX_ATTEMPTS);
+    const [last] = await s.attempts(endpoint.id);
+    assert.equal(last.attempt, MAX_ATTEMPTS);
+    assert.equal(last.next_retry_at, null);
+  } finally {
+    await receiver.close();
+    s.close();
+  }
+});
+
+dbTest("a 410 answer disables the endpoint: no retry and no further events", async () => {
+  const s = await setup();
+  const receiver = startReceiver([410]);
+  try {
+    const endpoint = await s.register(receiver.url);
+    receiver.setSecret(endpoint.secret);
+    await emitEvent(s.deps, s.team.id, "otp.verified", { session_id: "s1" });
+    await waitFor(async () => (await s.attempts(endpoint.id)).length === 1);
+    const listed = await (await s.app.request("/api/v1/webhooks", { headers: s.headers })).json();
+    assert.equal(listed.data[0].is_active, false);
+    assert.equal(listed.data[0].disabled_reason, "gone");
+    const [attempt] = await s.attempts(endpoint.id);
+    assert.equal(attempt.response_status, 410);
+    assert.equal(attempt.next_retry_at, null);
+    assert.equal(await emitEvent(s.deps, s.team.id, "otp.verified", { session_id: "s2" }), undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(receiver.received.length, 1);
+    // Re-enabling it makes it receive again.
+    const patched = await s.app.request(
+      `/api/v1/webhooks/${endpoint.id}`,
+      jsonRequest("PATCH", { is_active: true }, s.headers),
+    );
+    assert.equal((await patched.json()).disabled_reason, null);
+    assert.ok(await emitEvent(s.deps, s.team.id, "otp.verified", { session_id: "s3" }));
+  } finally {
+    await receiver.close();
+    s.close();
+  }
+});
+
+dbTest("delivery refuses a loopback target when private targets are not allowed, and retries later", async () => {
+  const s = await setup();
+  const receiver = startReceiver([200]);
+  try {
+    const endpoint = await s.register(receiver.url);
+    const strict: Deps = { ...s.deps, config: { ...s.deps.config, WEBHOOK_ALLOW_PRIVATE: false } };
+    const job = WebhookDeliverJob.parse({
+      type: "webhook-deliver",
+      team_id: s.team.id,
+      attempt: 1,
+      deliveries: [{ endpoint_id: endpoint.id, event: newEvent("message.sent", { message_id: "m" }, Date.now()) }],
+    });
+    const refusedBefore = metrics.webhookDeliveries.get({ outcome: "refused" });
+    await deliverWebhooks(strict, job);
+    const [attempt] = await s.attempts(endpoint.id);
+    assert.equal(attempt.status, "failed");
+    assert.equal(attempt.error, "Refused: url must not point to a loopback address");
+    assert.ok(attempt.next_retry_at);
+    assert.equal(metrics.webhookDeliveries.get({ outcome: "refused" }), refusedBefore + 1);
+    assert.equal(receiver.received.length, 0);
+  } finally {
+    await receiver.close();
+    s.close();
+  }
+});
+
+dbTest("a redelivered job does not POST again to an endpoint that already succeeded", async () => {
+  const s = await setup();
+  const receiver = startReceiver([200]);
+  try {
+    const endpoint = await s.register(receiver.url);
+    const job = WebhookDeliverJob.parse({
+      type: "webhook-deliver",
+      team_id: s.team.id,
+      attempt: 1,
+      deliveries: [{ endpoint_id: endpoint.id, event: newEvent("message.sent", { message_id: "m" }, Date.now()) }],
+    });
+    await deliverWebhooks(s.deps, job);
+    await deliverWebhooks(s.deps, job);
+    assert.equal(receiver.received.length, 1);
+    assert.equal((await s.attempts(endpoint.id)).length, 1);
+  } finally {
+    await receiver.close();
+    s.close();
+  }
+});
+
+dbTest("an endpoint slower than WEBHOOK_TIMEOUT_MS counts as a failed attempt", async () => {
+  const s = await setup({ WEBHOOK_TIMEOUT_MS: 100, WEBHOOK_RETRY_SCALE: 100 });
+  const receiver = startReceiver([200], { delayMs: 400 });
+  try {
+    const endpoint = await s.register(receiver.url);
+    await emitEvent(s.deps, s.team.id, "message.sent", { message_id: "m" });
+    await waitFor(async () => (await s.attempts(endpoint.id)).length === 1);
+    const [attempt] = await s.attempts(endpoint.id);
+    assert.equal(attempt.status, "failed");
+    assert.equal(attempt.error, "Timed out after 100 ms");
+    assert.equal(attempt.response_status, null);
+  } finally {
+    await receiver.close();
+    s.close();
+  }
+});
+
+Deno.test("retryDelayMs() doubles from 30 s to a cap of 8 h, and the 12 waits last more than 24 hours", () => {
+  const none = () => 0;
+  assert.equal(retryDelayMs(1, 1, none), 30_000);
+  assert.equal(retryDelayMs(2, 1, none), 60_000);
+  assert.equal(retryDelayMs(11, 1, none), 8 * 3600_000);
+  assert.equal(retryDelayMs(MAX_ATTEMPTS, 1, none), undefined);
+  const waits = (random: () => number) =>
+    Array.from({ length: MAX_ATTEMPTS - 1 }, (_, i) => retryDelayMs(i + 1, 1, random)!).reduce((a, b) => a + b);
+  assert.ok(waits(none) >= 24 * 3600_000, `${waits(none) / 3600_000} h`);
+  assert.ok(waits(() => 0.999) <= 31 * 3600_000);
+  assert.equal(retryDelayMs(1, 0.001, () => 1), 37.5);
+});
