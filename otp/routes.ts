@@ -1,8 +1,117 @@
+import { createRoute } from "@hono/zod-openapi";
 import type { Deps } from "../shared/deps.ts";
 import { newRouter } from "../shared/http/app.ts";
+import { clientIp } from "./limits.ts";
+import { resendOtp } from "./resend.ts";
+import { OtpError, ResendBody, ResendResponse, SendBody, SendResponse, VerifyBody, VerifyResponse } from "./schemas.ts";
+import { sendOtp } from "./send.ts";
+import { attemptsRemaining } from "./session.ts";
+import { verifyBody, verifyOtp } from "./verify.ts";
 
-/** OTP endpoints under /api/v1/otp. */
-export function otpRoutes(_deps: Deps) {
+const json = <T>(schema: T) => ({ "application/json": { schema } });
+const errors = (...codes: number[]) =>
+  Object.fromEntries(codes.map((code) => [code, { description: "Error (Shape A)", content: json(OtpError) }]));
+
+/** OTP endpoints under /api/v1/otp: send, verify, resend. */
+export function otpRoutes(deps: Deps) {
   const app = newRouter();
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/send",
+      tags: ["OTP"],
+      summary: "Send an OTP on one or more channels",
+      request: { body: { content: json(SendBody), required: true } },
+      responses: {
+        200: { description: "Session opened and codes sent", content: json(SendResponse) },
+        ...errors(400, 402, 429),
+      },
+    }),
+    async (c) => {
+      const input = c.req.valid("json");
+      const caller = { teamId: c.var.team.id, apiKey: c.var.apiKey, ip: clientIp(c, deps.config.TRUST_PROXY) };
+      const { session, token, results, codes } = await sendOtp(deps, caller, input);
+      const expiresAt = new Date(session.expires_at).toISOString();
+      const channelsSent = Object.fromEntries(
+        Object.entries(results).map(([ch, r]) => [ch, { success: r.success, message_id: r.message_id }]),
+      );
+      return c.json({
+        success: true as const,
+        session_token: token,
+        token,
+        session_id: session.id,
+        channels_sent: channelsSent,
+        channels_results: Object.fromEntries(
+          Object.entries(results).map(([ch, r]) => [ch, {
+            success: r.success,
+            trigger_id: r.trigger_id,
+            execution_id: r.execution_id,
+            used_custom_template: r.used_custom_template,
+          }]),
+        ),
+        expires_at: expiresAt,
+        verification_mode: session.verification_mode,
+        ...(codes ? { sandbox_otps: codes } : {}),
+        data: {
+          session_id: session.id,
+          session_token: token,
+          expires_at: expiresAt,
+          channels: session.channels,
+          recipients: session.recipients,
+          ...(codes ? { otps: codes } : {}),
+        },
+      }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/verify",
+      tags: ["OTP"],
+      summary: "Verify the codes of one or more channels",
+      request: { body: { content: json(VerifyBody), required: true } },
+      responses: {
+        200: { description: "At least one code was right", content: json(VerifyResponse) },
+        ...errors(400),
+      },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      const token = (body.session_token ?? body.token)!;
+      const outcome = await verifyOtp(deps, c.var.team.id, token, body.otps);
+      return c.json(verifyBody(outcome, attemptsRemaining(outcome.session)), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/resend",
+      tags: ["OTP"],
+      summary: "Send new codes for a session",
+      request: { body: { content: json(ResendBody), required: true } },
+      responses: {
+        200: { description: "New codes sent", content: json(ResendResponse) },
+        ...errors(400, 402, 429),
+      },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      const token = (body.session_token ?? body.token)!;
+      const { session, results, codes } = await resendOtp(deps, c.var.team.id, token, c.var.apiKey.test);
+      return c.json({
+        success: true as const,
+        message: "OTP resent successfully",
+        expires_at: new Date(session.expires_at).toISOString(),
+        channels_sent: Object.fromEntries(
+          Object.entries(results).map(([ch, r]) => [ch, { success: r.success, message_id: r.message_id }]),
+        ),
+        ...(codes ? { sandbox_otps: codes } : {}),
+      }, 200);
+    },
+  );
+
   return app;
 }

@@ -1,0 +1,56 @@
+import assert from "node:assert/strict";
+import { codeMatches, generateCode, hashCode, timingSafeEqual } from "./codes.ts";
+
+async function hmacKey(): Promise<CryptoKey> {
+  const raw = crypto.getRandomValues(new Uint8Array(32));
+  return await crypto.subtle.importKey("raw", raw, { name: "HMAC", hash: "SHA-256" }, false, ["sign"]);
+}
+
+Deno.test("generateCode() gives `length` decimal digits, each digit about equally often", () => {
+  for (const length of [4, 6, 8]) assert.match(generateCode(length), new RegExp(`^\\d{${length}}$`));
+  const counts = new Array(10).fill(0);
+  const n = 20_000;
+  for (let i = 0; i < n; i++) for (const d of generateCode(5)) counts[Number(d)]++;
+  for (const count of counts) assert.ok(Math.abs(count / (n * 5) - 0.1) < 0.006, `digit share ${count / (n * 5)}`);
+});
+
+Deno.test("generateCode() rejects bytes of 250 and above instead of folding them (no modulo bias)", () => {
+  const original = crypto.getRandomValues;
+  let calls = 0;
+  crypto.getRandomValues = (<T extends ArrayBufferView>(array: T): T => {
+    calls++;
+    (array as unknown as Uint8Array).fill(calls === 1 ? 255 : 13);
+    return array;
+  }) as typeof crypto.getRandomValues;
+  try {
+    assert.equal(generateCode(6), "333333");
+    assert.equal(calls, 2);
+  } finally {
+    crypto.getRandomValues = original;
+  }
+});
+
+Deno.test("hashCode() never holds the code and is bound to the session and the channel", async () => {
+  const key = await hmacKey();
+  const hash = await hashCode(key, "s1", "email", "123456");
+  assert.ok(!hash.includes("123456"));
+  assert.equal(hash, await hashCode(key, "s1", "email", "123456"));
+  assert.notEqual(hash, await hashCode(key, "s2", "email", "123456"));
+  assert.notEqual(hash, await hashCode(key, "s1", "sms", "123456"));
+  assert.notEqual(hash, await hashCode(await hmacKey(), "s1", "email", "123456"));
+});
+
+Deno.test("codeMatches() accepts only the hashed code, and nothing without a stored hash", async () => {
+  const key = await hmacKey();
+  const stored = await hashCode(key, "s1", "sms", "0042");
+  assert.equal(await codeMatches(key, "s1", "sms", "0042", stored), true);
+  assert.equal(await codeMatches(key, "s1", "sms", "42", stored), false);
+  assert.equal(await codeMatches(key, "s1", "email", "0042", stored), false);
+  assert.equal(await codeMatches(key, "s1", "sms", "0042", undefined), false);
+});
+
+Deno.test("timingSafeEqual() compares bytes", () => {
+  assert.equal(timingSafeEqual(new Uint8Array([1, 2, 3]), new Uint8Array([1, 2, 3])), true);
+  assert.equal(timingSafeEqual(new Uint8Array([1, 2, 3]), new Uint8Array([1, 2, 4])), false);
+  assert.equal(timingSafeEqual(new Uint8Array([1, 2]), new Uint8Array([1, 2, 3])), false);
+});

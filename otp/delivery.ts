@@ -1,0 +1,161 @@
+import { ulid } from "ulid";
+import type { Deps } from "../shared/deps.ts";
+import { PaymentError } from "../shared/errors.ts";
+import { log } from "../shared/log.ts";
+import { toUsd } from "../shared/money.ts";
+import { balanceMicros, charge, refund } from "../shared/wallet.ts";
+import type { OtpChannel } from "./codes.ts";
+import { deliveryCost } from "./pricing.ts";
+import { type OtpTemplate, type RenderedOtp, renderOtp, resolveOtpTemplate } from "./templates.ts";
+
+/** One OTP message about to be sent: where, how worded, and what it costs. */
+export interface PlannedMessage {
+  channel: OtpChannel;
+  to: string;
+  template: OtpTemplate;
+  message: RenderedOtp;
+  /** Micro-dollars. */
+  cost: number;
+}
+
+/** What a session's messages are made of. */
+export interface MessageInput {
+  channels: OtpChannel[];
+  recipients: Partial<Record<OtpChannel, string>>;
+  codes: Partial<Record<OtpChannel, string>>;
+  expiry_minutes: number;
+  first_name: string | null;
+  last_name: string | null;
+}
+
+/** The outcome of one channel of a send, as the answer reports it. */
+export interface ChannelResult {
+  success: boolean;
+  message_id: string;
+  trigger_id: string;
+  execution_id: string;
+  used_custom_template: boolean;
+}
+
+/** Chooses the template of each channel and renders its message with the code. */
+export async function planMessages(deps: Deps, teamId: string, input: MessageInput): Promise<PlannedMessage[]> {
+  return await Promise.all(input.channels.map(async (channel) => {
+    const to = input.recipients[channel]!;
+    const template = await resolveOtpTemplate(deps.sql, deps.config, teamId, channel, to);
+    const message = renderOtp(template, {
+      otp_code: input.codes[channel]!,
+      expiry_minutes: input.expiry_minutes,
+      first_name: input.first_name,
+      last_name: input.last_name,
+    });
+    return { channel, to, template, message, cost: deliveryCost(deps.config, channel, message.text) };
+  }));
+}
+
+function insufficient(required: number, available: number): PaymentError {
+  return new PaymentError(
+    `Insufficient wallet balance. Required: ${toUsd(required)}, Available: ${toUsd(available)}`,
+    { details: { required: toUsd(required), available: toUsd(available) } },
+  );
+}
+
+/**
+ * Charges what is paid up front (the fee, and the delivery of messages on a built-in template)
+ * after checking that the wallet also covers the custom-template messages charged at send time.
+ * 402 when it cannot pay everything.
+ */
+export async function chargeUpFront(
+  deps: Deps,
+  teamId: string,
+  plans: PlannedMessage[],
+  fee: number,
+  reference: string,
+): Promise<void> {
+  const upFront = fee + plans.filter((p) => !p.template.custom).reduce((sum, p) => sum + p.cost, 0);
+  const atSend = plans.filter((p) => p.template.custom).reduce((sum, p) => sum + p.cost, 0);
+  const available = await balanceMicros(deps.sql, teamId);
+  if (available < upFront + atSend) throw insufficient(upFront + atSend, available);
+  if (upFront === 0) return;
+  const channels = plans.map((p) => p.channel).join(", ");
+  const after = await charge(deps.sql, teamId, upFront, reference, `OTP verification (${channels})`);
+  if (after === undefined) throw insufficient(upFront + atSend, await balanceMicros(deps.sql, teamId));
+}
+
+/** Gives back what `chargeUpFront` took (the request failed before anything was sent). */
+export async function refundUpFront(
+  deps: Deps,
+  teamId: string,
+  plans: PlannedMessage[],
+  fee: number,
+  reference: string,
+): Promise<void> {
+  const upFront = fee + plans.filter((p) => !p.template.custom).reduce((sum, p) => sum + p.cost, 0);
+  if (upFront > 0) await refund(deps.sql, teamId, upFront, reference, "OTP verification not started");
+}
+
+async function sendOne(
+  deps: Deps,
+  teamId: string,
+  plan: PlannedMessage,
+  options: { charging: boolean; sandbox: boolean; reference: string },
+): Promise<ChannelResult> {
+  const id = ulid();
+  const result: ChannelResult = {
+    success: false,
+    message_id: id,
+    trigger_id: crypto.randomUUID(),
+    execution_id: crypto.randomUUID(),
+    used_custom_template: plan.template.custom,
+  };
+  // A custom-template message is charged now; a built-in one was charged up front.
+  const charged = options.charging && plan.cost > 0;
+  if (charged && plan.template.custom) {
+    const after = await charge(deps.sql, teamId, plan.cost, options.reference, `OTP ${plan.channel} message`);
+    if (after === undefined) return result;
+  }
+  try {
+    await deps.providers.get(plan.channel, { sandbox: options.sandbox }).send({
+      id,
+      teamId,
+      channel: plan.channel,
+      to: plan.to,
+      from: plan.template.from,
+      fromName: plan.template.fromName,
+      subject: plan.message.subject,
+      html: plan.message.html,
+      text: plan.message.text,
+      priority: "high",
+      triggerId: result.trigger_id,
+    });
+    result.success = true;
+  } catch (err) {
+    log("warn", "otp message not sent", { team_id: teamId, channel: plan.channel, error: String(err) });
+    if (charged) await refund(deps.sql, teamId, plan.cost, options.reference, `OTP ${plan.channel} message failed`);
+  }
+  return result;
+}
+
+/**
+ * Sends every planned message (test keys: outbox only) and reports each channel. A message that
+ * fails is refunded; one whose send-time charge fails is not sent.
+ */
+export async function sendMessages(
+  deps: Deps,
+  teamId: string,
+  plans: PlannedMessage[],
+  options: { charging: boolean; sandbox: boolean; reference: string },
+): Promise<Partial<Record<OtpChannel, ChannelResult>>> {
+  const results = await Promise.all(plans.map((plan) => sendOne(deps, teamId, plan, options)));
+  return Object.fromEntries(results.map((r, i) => [plans[i].channel, r]));
+}
+
+/** The channel results of a sandbox_mode session: nothing is sent. */
+export function sandboxResults(plans: PlannedMessage[]): Partial<Record<OtpChannel, ChannelResult>> {
+  return Object.fromEntries(plans.map((p) => [p.channel, {
+    success: true,
+    message_id: `sandbox_${ulid()}`,
+    trigger_id: crypto.randomUUID(),
+    execution_id: crypto.randomUUID(),
+    used_custom_template: p.template.custom,
+  }]));
+}

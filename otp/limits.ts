@@ -1,0 +1,117 @@
+import type { Context } from "hono";
+import { getConnInfo } from "hono/deno";
+import type { Deps } from "../shared/deps.ts";
+import { RateLimitError } from "../shared/errors.ts";
+import type { AppEnv } from "../shared/http/env.ts";
+import { kvKeys } from "../shared/kv.ts";
+
+const RECIPIENT_WINDOW_MS = 5 * 60_000;
+const IP_WINDOW_MS = 60 * 60_000;
+
+function firstForwarded(c: Context<AppEnv>): string | undefined {
+  return c.req.header("x-forwarded-for")?.split(",")[0]?.trim() || undefined;
+}
+
+/**
+ * The client's IP: the first `X-Forwarded-For` entry behind a trusted proxy, else the socket's
+ * address. Without a socket (`app.request()` in tests) it falls back to `X-Forwarded-For`, then 'unknown'.
+ */
+export function clientIp(c: Context<AppEnv>, trustProxy: boolean): string {
+  if (trustProxy) {
+    const forwarded = firstForwarded(c);
+    if (forwarded) return forwarded;
+  }
+  try {
+    const address = getConnInfo(c).remote.address;
+    if (address) return address;
+  } catch {
+    // No socket: the app was called directly.
+  }
+  return firstForwarded(c) ?? "unknown";
+}
+
+/** Counts one send from the client IP: at most OTP_IP_LIMIT_PER_HOUR an hour (0: no limit). */
+export async function limitIp(deps: Deps, teamId: string, ip: string, now: number): Promise<void> {
+  const limit = deps.config.OTP_IP_LIMIT_PER_HOUR;
+  if (limit === 0) return;
+  const hit = await deps.counter.hit("otp_ip", `${teamId}:${ip}`, limit, IP_WINDOW_MS, now);
+  if (!hit.allowed) {
+    throw new RateLimitError("Too many OTP requests from this IP address", (hit.resetAt - now) / 1000);
+  }
+}
+
+/**
+ * Counts one send (or resend) to each recipient: at most OTP_RECIPIENT_LIMIT in 5 minutes
+ * (0: no limit). The first recipient over the limit refuses the whole request.
+ */
+export async function limitRecipients(
+  deps: Deps,
+  teamId: string,
+  recipients: string[],
+  now: number,
+  message = "Too many OTP requests for this recipient",
+): Promise<void> {
+  const limit = deps.config.OTP_RECIPIENT_LIMIT;
+  if (limit === 0) return;
+  for (const recipient of recipients) {
+    const subject = `${teamId}:${recipient.toLowerCase()}`;
+    const hit = await deps.counter.hit("otp_recipient", subject, limit, RECIPIENT_WINDOW_MS, now);
+    if (!hit.allowed) throw new RateLimitError(message, (hit.resetAt - now) / 1000);
+  }
+}
+
+/** Sessions counted as active in this process but not yet written to KV, per team. */
+const reserved = new Map<string, number>();
+/** The tail of each team's queue of reservations (counting and reserving is one step). */
+const queues = new Map<string, Promise<unknown>>();
+
+function serialized<T>(teamId: string, fn: () => Promise<T>): Promise<T> {
+  const previous = queues.get(teamId) ?? Promise.resolve();
+  const run = previous.then(fn, fn);
+  const tail = run.then(() => {}, () => {});
+  queues.set(teamId, tail);
+  tail.then(() => {
+    if (queues.get(teamId) === tail) queues.delete(teamId);
+  });
+  return run;
+}
+
+/** A place among the team's active sessions, held until the session is written (or given up). */
+export interface ActiveSlot {
+  release(): void;
+}
+
+/**
+ * Reserves a place for one more active session of the team: at most OTP_ACTIVE_SESSION_LIMIT
+ * sessions that are neither verified, locked nor expired (0: no limit). Exact within one process;
+ * across processes two sends may both take the last place.
+ */
+export function reserveActiveSession(deps: Deps, teamId: string, now: number): Promise<ActiveSlot> {
+  return serialized(teamId, async () => {
+    const limit = deps.config.OTP_ACTIVE_SESSION_LIMIT;
+    if (limit > 0) {
+      let count = reserved.get(teamId) ?? 0;
+      let soonest = Infinity;
+      for await (const entry of deps.kv.list<number>({ prefix: kvKeys.otp.activeOfTeam(teamId) })) {
+        if (entry.value <= now) continue;
+        count++;
+        soonest = Math.min(soonest, entry.value);
+      }
+      if (count >= limit) {
+        const wait = Number.isFinite(soonest) ? (soonest - now) / 1000 : 60;
+        throw new RateLimitError("Too many active OTP sessions", wait);
+      }
+    }
+    reserved.set(teamId, (reserved.get(teamId) ?? 0) + 1);
+    let released = false;
+    return {
+      release() {
+        if (released) return;
+        released = true;
+        const left = (reserved.get(teamId) ?? 1) - 1;
+        if (left > 0) reserved.set(teamId, left);
+        else reserved.delete(teamId);
+      },
+    };
+  });
+}

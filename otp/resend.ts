@@ -1,0 +1,98 @@
+import type { Deps } from "../shared/deps.ts";
+import { AppError, ConflictError } from "../shared/errors.ts";
+import { kvKeys } from "../shared/kv.ts";
+import type { OtpChannel } from "./codes.ts";
+import {
+  type ChannelResult,
+  chargeUpFront,
+  planMessages,
+  refundUpFront,
+  sandboxResults,
+  sendMessages,
+} from "./delivery.ts";
+import { otpKeys } from "./keys.ts";
+import { limitRecipients } from "./limits.ts";
+import { newCodes } from "./send.ts";
+import { isExpired, isLocked, isSessionVerified, keepFor, type OtpSession, sessionNotFound } from "./session.ts";
+import { readSessionToken } from "./token.ts";
+
+const MAX_CONFLICTS = 20;
+
+/** What a resend answers. */
+export interface ResendOutcome {
+  session: OtpSession;
+  results: Partial<Record<OtpChannel, ChannelResult>>;
+  codes?: Partial<Record<OtpChannel, string>>;
+}
+
+/** Why a session cannot be resent, if it cannot. */
+function refusal(session: OtpSession | null, now: number): AppError | undefined {
+  if (!session || isExpired(session, now)) return sessionNotFound();
+  if (isSessionVerified(session)) return new AppError(400, "session_verified", "Session already verified");
+  if (isLocked(session)) {
+    return new AppError(400, "session_locked", "Session is locked due to too many failed attempts");
+  }
+  return undefined;
+}
+
+/**
+ * Sends a new code on every channel of the session: the attempt counter resets, the expiry moves
+ * to `expiry_minutes` from now, the token stays the same. Counts against the recipient limit (429)
+ * and charges the delivery again (402); the verification fee was paid by the send.
+ */
+export async function resendOtp(deps: Deps, teamId: string, token: string, keyIsTest: boolean): Promise<ResendOutcome> {
+  const keys = await otpKeys(deps.config);
+  const now = deps.now();
+  const claims = await readSessionToken(keys.token, token, now);
+  if (!claims || claims.teamId !== teamId) throw sessionNotFound();
+  const key = kvKeys.otp.session(teamId, claims.sessionId);
+  let entry = await deps.kv.get<OtpSession>(key);
+  const refused = refusal(entry.value, now);
+  if (refused) throw refused;
+  const first = entry.value!;
+  await limitRecipients(
+    deps,
+    teamId,
+    [...new Set(Object.values(first.recipients))],
+    now,
+    "Too many OTP resends for this recipient",
+  );
+
+  const { codes, hashes } = await newCodes(keys.code, first.id, first.channels, first.otp_length);
+  const plans = await planMessages(deps, teamId, { ...first, codes });
+  const charging = !first.sandbox_mode && !first.test && !keyIsTest;
+  const reference = `otp:${first.id}:resend:${first.resend_count + 1}`;
+  if (charging) await chargeUpFront(deps, teamId, plans, 0, reference);
+
+  for (let round = 0; round < MAX_CONFLICTS; round++) {
+    const current = entry.value;
+    const stop = refusal(current, now);
+    if (stop) {
+      if (charging) await refundUpFront(deps, teamId, plans, 0, reference);
+      throw stop;
+    }
+    const next: OtpSession = {
+      ...current!,
+      code_hashes: hashes,
+      failed_attempts: {},
+      expires_at: now + Math.round(current!.expiry_minutes * 60_000),
+      resend_count: current!.resend_count + 1,
+    };
+    const committed = await deps.kv.atomic()
+      .check(entry)
+      .set(key, next, { expireIn: keepFor(next, now) })
+      .set(kvKeys.otp.active(teamId, next.id), next.expires_at, { expireIn: next.expires_at - now })
+      .commit();
+    if (committed.ok) {
+      const results = next.sandbox_mode ? sandboxResults(plans) : await sendMessages(deps, teamId, plans, {
+        charging,
+        sandbox: next.test || keyIsTest,
+        reference,
+      });
+      return { session: next, results, codes: next.sandbox_mode ? codes : undefined };
+    }
+    entry = await deps.kv.get<OtpSession>(key);
+  }
+  if (charging) await refundUpFront(deps, teamId, plans, 0, reference);
+  throw new ConflictError("Cannot resend: the session is changing too fast, try again", "otp_session_busy");
+}

@@ -1,0 +1,137 @@
+import type { ApiKey } from "../shared/deps.ts";
+import type { Deps } from "../shared/deps.ts";
+import { kvKeys } from "../shared/kv.ts";
+import { generateCode, hashCode, type OtpChannel } from "./codes.ts";
+import {
+  type ChannelResult,
+  chargeUpFront,
+  planMessages,
+  refundUpFront,
+  sandboxResults,
+  sendMessages,
+} from "./delivery.ts";
+import { otpKeys } from "./keys.ts";
+import { limitIp, limitRecipients, reserveActiveSession } from "./limits.ts";
+import { verificationFee } from "./pricing.ts";
+import type { SendInput } from "./schemas.ts";
+import { keepFor, OTP_CHANNELS, type OtpSession } from "./session.ts";
+import { signSessionToken } from "./token.ts";
+
+/** Who asks for a send: the team, its key, and the client's IP. */
+export interface Caller {
+  teamId: string;
+  apiKey: ApiKey;
+  ip: string;
+}
+
+/** What a send answers (before it becomes the HTTP body). */
+export interface SendOutcome {
+  session: OtpSession;
+  token: string;
+  results: Partial<Record<OtpChannel, ChannelResult>>;
+  /** The codes, in sandbox mode only. */
+  codes?: Partial<Record<OtpChannel, string>>;
+}
+
+/** A name given at the top level, else in metadata (where some clients put it). */
+function nameOf(given: string | null | undefined, inMetadata: unknown): string | null {
+  if (given) return given;
+  return typeof inMetadata === "string" && inMetadata !== "" ? inMetadata.slice(0, 200) : null;
+}
+
+/** A fresh code per channel and the stored hash of each. */
+export async function newCodes(
+  key: CryptoKey,
+  sessionId: string,
+  channels: OtpChannel[],
+  length: number,
+): Promise<{ codes: Partial<Record<OtpChannel, string>>; hashes: Partial<Record<OtpChannel, string>> }> {
+  const codes: Partial<Record<OtpChannel, string>> = {};
+  const hashes: Partial<Record<OtpChannel, string>> = {};
+  for (const channel of channels) {
+    codes[channel] = generateCode(length);
+    hashes[channel] = await hashCode(key, sessionId, channel, codes[channel]!);
+  }
+  return { codes, hashes };
+}
+
+/**
+ * Opens an OTP session: counts the limits (429), charges the wallet (402) unless the key is a test
+ * key or the session is sandbox_mode, stores the session (codes only as HMACs) and sends one code per
+ * channel — the session is stored first, so a code that arrives at once can be verified.
+ */
+export async function sendOtp(deps: Deps, caller: Caller, input: SendInput): Promise<SendOutcome> {
+  const now = deps.now();
+  const { teamId } = caller;
+  const channels = OTP_CHANNELS.filter((ch) => input.channels.includes(ch));
+  const recipients: Partial<Record<OtpChannel, string>> = {};
+  for (const channel of channels) recipients[channel] = input.recipients[channel];
+
+  await limitIp(deps, teamId, caller.ip, now);
+  await limitRecipients(deps, teamId, [...new Set(Object.values(recipients))], now);
+  const slot = await reserveActiveSession(deps, teamId, now);
+  const id = crypto.randomUUID();
+  const keys = await otpKeys(deps.config);
+  const { codes, hashes } = await newCodes(keys.code, id, channels, input.config.otp_length);
+  const session: OtpSession = {
+    id,
+    team_id: teamId,
+    channels,
+    recipients,
+    code_hashes: hashes,
+    verified_channels: [],
+    failed_attempts: {},
+    max_attempts: input.config.max_attempts,
+    otp_length: input.config.otp_length,
+    expiry_minutes: input.config.expiry_minutes,
+    expires_at: now + Math.round(input.config.expiry_minutes * 60_000),
+    created_at: now,
+    verified_at: null,
+    verification_mode: input.verification_mode,
+    metadata: input.metadata,
+    add_contact: input.add_contact,
+    contact: input.add_contact
+      ? {
+        email: input.recipients.email ?? null,
+        phone: input.recipients.sms ?? input.recipients.whatsapp ?? null,
+      }
+      : null,
+    first_name: nameOf(input.first_name, input.metadata.first_name),
+    last_name: nameOf(input.last_name, input.metadata.last_name),
+    sandbox_mode: input.sandbox_mode,
+    test: caller.apiKey.test,
+    resend_count: 0,
+  };
+  const charging = !session.sandbox_mode && !session.test;
+  const reference = `otp:${id}`;
+  const fee = charging ? verificationFee(deps.config) : 0;
+  let plans;
+  try {
+    plans = await planMessages(deps, teamId, { ...session, codes });
+    if (charging) await chargeUpFront(deps, teamId, plans, fee, reference);
+    try {
+      await storeNewSession(deps, session, now);
+    } catch (err) {
+      if (charging) await refundUpFront(deps, teamId, plans, fee, reference);
+      throw err;
+    }
+  } finally {
+    // Stored (now counted from KV) or given up.
+    slot.release();
+  }
+  const token = await signSessionToken(keys.token, { sessionId: id, teamId }, now);
+  const results = session.sandbox_mode
+    ? sandboxResults(plans)
+    : await sendMessages(deps, teamId, plans, { charging, sandbox: session.test, reference });
+  return { session, token, results, codes: session.sandbox_mode ? codes : undefined };
+}
+
+/** Writes a new session and its place in the team's active index (one group commit). */
+async function storeNewSession(deps: Deps, session: OtpSession, now: number): Promise<void> {
+  await deps.committer.commit((op) => {
+    op.set(kvKeys.otp.session(session.team_id, session.id), session, { expireIn: keepFor(session, now) });
+    op.set(kvKeys.otp.active(session.team_id, session.id), session.expires_at, {
+      expireIn: Math.max(1, session.expires_at - now),
+    });
+  }, 2);
+}

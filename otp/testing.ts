@@ -1,0 +1,172 @@
+import { createService } from "../main.ts";
+import type { Config } from "../shared/config.ts";
+import type { Deps, Team } from "../shared/deps.ts";
+import type { KvCommitter } from "../shared/kv.ts";
+import { toMicros } from "../shared/money.ts";
+import type { TeamKeys } from "../shared/teams.ts";
+import { jsonRequest, randomEmail, testDeps, testTeam } from "../shared/testing.ts";
+import { topUp } from "../shared/wallet.ts";
+
+/** A test's world: the app on (possibly clock-injected) deps, a team with money, and helpers. */
+export interface OtpWorld {
+  app: ReturnType<typeof createService>;
+  deps: Deps;
+  team: Team;
+  keys: TeamKeys;
+  /** This test's client IP (a random X-Forwarded-For), so IP limits never cross tests. */
+  ip: string;
+  post(path: string, body: unknown, options?: { key?: string; ip?: string }): Promise<Response>;
+}
+
+/** A random E.164 number in the US (+1 and a non-Canadian area code). */
+export function randomPhone(prefix = "+1415"): string {
+  const digits = Array.from(crypto.getRandomValues(new Uint8Array(7)), (b) => String(b % 10)).join("");
+  return `${prefix}${digits}`;
+}
+
+/** A random IPv4 address from the documentation range (never contacted). */
+export function randomIp(): string {
+  const [a, b] = crypto.getRandomValues(new Uint8Array(2));
+  return `198.51.${a}.${b}`;
+}
+
+/**
+ * A new team (with `balance` USD) and the app. `now` injects a clock: pass a function reading a
+ * variable the test moves; `kv` and `committer` wrap what the code sees (spies).
+ */
+export async function otpWorld(
+  options: {
+    config?: Partial<Config>;
+    now?: () => number;
+    balance?: number;
+    kv?: (kv: Deno.Kv) => Deno.Kv;
+    committer?: (committer: KvCommitter) => KvCommitter;
+  } = {},
+): Promise<OtpWorld> {
+  const base = await testDeps(options.config);
+  const deps: Deps = {
+    ...base,
+    now: options.now ?? base.now,
+    kv: options.kv ? options.kv(base.kv) : base.kv,
+    committer: options.committer ? options.committer(base.committer) : base.committer,
+  };
+  const { team, keys } = await testTeam(deps);
+  if ((options.balance ?? 10) > 0) await topUp(deps.sql, team.id, toMicros(options.balance ?? 10));
+  const app = createService(deps);
+  const ip = randomIp();
+  return {
+    app,
+    deps,
+    team,
+    keys,
+    ip,
+    post: (path, body, opts = {}) =>
+      Promise.resolve(app.request(
+        `/api/v1/otp${path}`,
+        jsonRequest("POST", body, { "X-API-Key": opts.key ?? keys.live, "X-Forwarded-For": opts.ip ?? ip }),
+      )),
+  };
+}
+
+/** A sandbox send body on the given channels with random recipients. */
+export function sandboxSend(channels: string[], extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    channels,
+    recipients: { email: randomEmail("otp"), sms: randomPhone(), whatsapp: randomPhone() },
+    sandbox_mode: true,
+    ...extra,
+  };
+}
+
+/** Sends a sandbox OTP and returns the token and the codes. */
+export async function openSandbox(
+  world: OtpWorld,
+  channels: string[],
+  extra: Record<string, unknown> = {},
+): Promise<{ token: string; otps: Record<string, string>; body: Record<string, unknown> }> {
+  const res = await world.post("/send", sandboxSend(channels, extra));
+  const body = await res.json();
+  if (res.status !== 200) throw new Error(`send failed: ${res.status} ${JSON.stringify(body)}`);
+  return { token: body.session_token, otps: body.sandbox_otps, body };
+}
+
+/** A code that is not `code` (same length). */
+export function wrong(code: string): string {
+  return code.split("").map((d) => String((Number(d) + 1) % 10)).join("");
+}
+
+/** What a spied KV saw: reads, commits, and commits that wrote something. */
+export interface KvCounts {
+  gets: number;
+  commits: number;
+  writes: number;
+}
+
+/** A KV that counts its reads and commits (the rest passes through). */
+export function spyKv(kv: Deno.Kv): { kv: Deno.Kv; counts: KvCounts; reset(): void } {
+  const counts: KvCounts = { gets: 0, commits: 0, writes: 0 };
+  const bind = <T extends object>(target: T, prop: PropertyKey) => {
+    const value = Reflect.get(target, prop);
+    return typeof value === "function" ? value.bind(target) : value;
+  };
+  const spied = new Proxy(kv, {
+    get(target, prop) {
+      if (prop === "get") {
+        return (...args: Parameters<Deno.Kv["get"]>) => {
+          counts.gets++;
+          return target.get(...args);
+        };
+      }
+      if (prop !== "atomic") return bind(target, prop);
+      return () => {
+        const op = target.atomic();
+        let mutations = 0;
+        const wrapped: Deno.AtomicOperation = new Proxy(op, {
+          get(o, q) {
+            if (q === "commit") {
+              return async () => {
+                const res = await o.commit();
+                counts.commits++;
+                if (res.ok && mutations > 0) counts.writes++;
+                return res;
+              };
+            }
+            const fn = bind(o, q);
+            if (typeof fn !== "function") return fn;
+            return (...args: unknown[]) => {
+              if (q !== "check") mutations++;
+              fn(...args);
+              return wrapped;
+            };
+          },
+        });
+        return wrapped;
+      };
+    },
+  });
+  return {
+    kv: spied,
+    counts,
+    reset() {
+      counts.gets = counts.commits = counts.writes = 0;
+    },
+  };
+}
+
+/** A committer that also records every value enqueued through it. */
+export function spyEnqueued(committer: KvCommitter): { committer: KvCommitter; enqueued: unknown[] } {
+  const enqueued: unknown[] = [];
+  const recorder: Deno.AtomicOperation = new Proxy({} as Deno.AtomicOperation, {
+    get: (_, prop) => (...args: unknown[]) => {
+      if (prop === "enqueue") enqueued.push(args[0]);
+      return recorder;
+    },
+  });
+  const spied = {
+    commit(build: (op: Deno.AtomicOperation) => void, mutations?: number) {
+      build(recorder);
+      return committer.commit(build, mutations);
+    },
+  } as KvCommitter;
+  return { committer: spied, enqueued };
+}

@@ -1,0 +1,150 @@
+import { createContact, findContactByEmail } from "../shared/contacts/queries.ts";
+import type { Deps } from "../shared/deps.ts";
+import { ConflictError } from "../shared/errors.ts";
+import { kvKeys } from "../shared/kv.ts";
+import { log } from "../shared/log.ts";
+import { emitEvent } from "../shared/webhook_events.ts";
+import { checkedCommitter } from "./checked_commit.ts";
+import { codeMatches } from "./codes.ts";
+import { otpKeys } from "./keys.ts";
+import {
+  allChannelsVerified,
+  applyVerification,
+  isLocked,
+  isSessionVerified,
+  keepFor,
+  type OtpSession,
+} from "./session.ts";
+import { readSessionToken } from "./token.ts";
+
+/** Commits lost to concurrent calls on the same session before giving up. */
+const MAX_CONFLICTS = 20;
+
+/** A successful verify (at least one right code in the call). */
+export interface VerifyOutcome {
+  session: OtpSession;
+  results: Record<string, { success: boolean }>;
+  contactId?: string;
+}
+
+async function matchAll(
+  key: CryptoKey,
+  sessionId: string,
+  session: OtpSession | null,
+  otps: Record<string, string>,
+): Promise<Record<string, boolean>> {
+  const matches: Record<string, boolean> = {};
+  for (const [channel, code] of Object.entries(otps)) {
+    const hashes = session?.code_hashes ?? {};
+    const stored = Object.hasOwn(hashes, channel) ? hashes[channel as keyof typeof hashes] : undefined;
+    matches[channel] = await codeMatches(key, sessionId, channel, code, stored);
+  }
+  return matches;
+}
+
+/**
+ * Checks the codes of one call against the session of `token`, in one KV read and one atomic
+ * commit guarded by the session's versionstamp (a lost race is read and applied again, so two
+ * calls never both use the last attempt or both verify the session); concurrent verifies of other
+ * sessions share that commit. Every path — no session,
+ * another team's token, a wrong code, expiry, a lock — computes the same HMACs, reads once and
+ * commits once, so their timing tells nothing.
+ */
+export async function verifyOtp(
+  deps: Deps,
+  teamId: string,
+  token: string,
+  otps: Record<string, string>,
+): Promise<VerifyOutcome> {
+  const keys = await otpKeys(deps.config);
+  const now = deps.now();
+  const claims = await readSessionToken(keys.token, token, now);
+  const known = claims !== undefined && claims.teamId === teamId;
+  // An unknown token still looks up (and finds nothing under) a random session id of the team.
+  const sessionId = known ? claims.sessionId : crypto.randomUUID();
+  const key = kvKeys.otp.session(teamId, sessionId);
+  for (let round = 0; round < MAX_CONFLICTS; round++) {
+    const entry = await deps.kv.get<OtpSession>(key);
+    const session = known ? entry.value : null;
+    const matches = await matchAll(keys.code, sessionId, session, otps);
+    const outcome = applyVerification(session, matches, now);
+    const next = outcome.next;
+    const activeKey = kvKeys.otp.active(teamId, sessionId);
+    // Shares its commit with concurrent verifies of other sessions (group commit, one fsync).
+    const committed = await checkedCommitter(deps.kv).commit([key, activeKey], (op) => {
+      op.check(entry);
+      if (!next) return;
+      op.set(key, next, { expireIn: keepFor(next, now) });
+      // Verified or locked: no longer one of the team's active sessions.
+      if (isSessionVerified(next) || isLocked(next)) op.delete(activeKey);
+    });
+    if (!committed) continue;
+    if (outcome.next && isLocked(outcome.next) && !isLocked(entry.value!)) {
+      await notify(deps, "otp.locked", outcome.next);
+    }
+    if (!outcome.ok) throw outcome.error;
+    if (outcome.newlyVerified) await notify(deps, "otp.verified", outcome.session);
+    const contactId = outcome.newlyVerified && outcome.session.add_contact
+      ? await addContact(deps, outcome.session)
+      : undefined;
+    return { session: outcome.session, results: outcome.results, contactId };
+  }
+  throw new ConflictError("Cannot verify: the session is changing too fast, try again", "otp_session_busy");
+}
+
+/** Tells the team's webhooks that a session was verified or locked; a failure here fails no verify. */
+async function notify(deps: Deps, type: "otp.verified" | "otp.locked", session: OtpSession): Promise<void> {
+  try {
+    await emitEvent(deps, session.team_id, type, {
+      session_id: session.id,
+      channels: session.channels,
+      verified_channels: session.verified_channels,
+      verification_mode: session.verification_mode,
+      metadata: session.metadata,
+    });
+  } catch (err) {
+    log("error", "otp webhook event not emitted", { team_id: session.team_id, type, error: String(err) });
+  }
+}
+
+/** The contact of a session just verified with add_contact: found by email, or created once. */
+async function addContact(deps: Deps, session: OtpSession): Promise<string | undefined> {
+  const email = session.contact?.email;
+  // A contact needs an email: a session without one makes none.
+  if (!email) return undefined;
+  try {
+    const existing = await findContactByEmail(deps.sql, session.team_id, email);
+    if (existing) return existing.id;
+    const phone = session.contact?.phone;
+    const contact = await createContact(deps.sql, session.team_id, {
+      email,
+      first_name: session.first_name,
+      last_name: session.last_name,
+      custom_fields: phone ? { phone } : {},
+      metadata: { created_via: "otp_verification", otp_session_id: session.id },
+    });
+    return contact.id;
+  } catch (err) {
+    if (err instanceof ConflictError) return (await findContactByEmail(deps.sql, session.team_id, email))?.id;
+    log("error", "otp add_contact failed", { team_id: session.team_id, error: String(err) });
+    return undefined;
+  }
+}
+
+/** The 200 body of a verify. */
+export function verifyBody(outcome: VerifyOutcome, attemptsRemaining: number) {
+  const { session } = outcome;
+  return {
+    success: true as const,
+    verified: true as const,
+    verification_results: outcome.results,
+    verified_channels: session.verified_channels,
+    session_verified: isSessionVerified(session),
+    all_channels_verified: allChannelsVerified(session),
+    attempts_remaining: attemptsRemaining,
+    session_id: session.id,
+    expires_at: new Date(session.expires_at).toISOString(),
+    metadata: session.metadata,
+    ...(outcome.contactId ? { contact_id: outcome.contactId } : {}),
+  };
+}

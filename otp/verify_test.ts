@@ -1,0 +1,215 @@
+import assert from "node:assert/strict";
+import { dbTest } from "../shared/testing.ts";
+import { openSandbox, otpWorld, wrong } from "./testing.ts";
+
+const LOCKED = "Maximum attempts exceeded: session is locked due to too many failed attempts";
+
+dbTest("verify with the right code answers 200 verified and the session is verified (mode any)", async () => {
+  const world = await otpWorld();
+  const { token, otps, body } = await openSandbox(world, ["email"]);
+  const res = await world.post("/verify", { session_token: token, otps: { email: otps.email } });
+  assert.equal(res.status, 200);
+  assert.deepEqual(await res.json(), {
+    success: true,
+    verified: true,
+    verification_results: { email: { success: true } },
+    verified_channels: ["email"],
+    session_verified: true,
+    all_channels_verified: true,
+    attempts_remaining: 3,
+    session_id: body.session_id,
+    expires_at: body.expires_at,
+    metadata: {},
+  });
+});
+
+dbTest("verify accepts `token` as an alias of session_token", async () => {
+  const world = await otpWorld();
+  const { token, otps } = await openSandbox(world, ["sms"]);
+  const res = await world.post("/verify", { token, otps: { sms: otps.sms } });
+  assert.equal(res.status, 200);
+  assert.equal((await res.json()).session_verified, true);
+});
+
+dbTest("verify without a token or without otps is a 400 validation error", async () => {
+  const world = await otpWorld();
+  const noToken = await world.post("/verify", { otps: { email: "123456" } });
+  assert.equal(noToken.status, 400);
+  assert.deepEqual((await noToken.json()).message, ["session_token should not be empty"]);
+  const { token } = await openSandbox(world, ["email"]);
+  const noOtps = await world.post("/verify", { session_token: token, otps: {} });
+  assert.equal(noOtps.status, 400);
+  assert.deepEqual((await noOtps.json()).message, ["otps should not be empty"]);
+});
+
+dbTest("a wrong code is 400 'Invalid OTP' with verification_results and attempts_remaining", async () => {
+  const world = await otpWorld();
+  const { token, otps } = await openSandbox(world, ["email"]);
+  const res = await world.post("/verify", { session_token: token, otps: { email: wrong(otps.email) } });
+  assert.equal(res.status, 400);
+  assert.deepEqual(await res.json(), {
+    statusCode: 400,
+    message: "Invalid OTP",
+    error: "Bad Request",
+    code: "invalid_otp",
+    verified: false,
+    verification_results: { email: { success: false } },
+    attempts_remaining: 2,
+    details: { attempts_remaining: 2 },
+  });
+});
+
+dbTest("mode any: one of three channels verifies the session", async () => {
+  const world = await otpWorld();
+  const { token, otps } = await openSandbox(world, ["email", "sms", "whatsapp"]);
+  const res = await world.post("/verify", { session_token: token, otps: { whatsapp: otps.whatsapp } });
+  const body = await res.json();
+  assert.equal(res.status, 200);
+  assert.deepEqual(body.verified_channels, ["whatsapp"]);
+  assert.equal(body.session_verified, true);
+  assert.equal(body.all_channels_verified, false);
+});
+
+dbTest("mode all: channels verify progressively over calls and the session only with the last", async () => {
+  const world = await otpWorld();
+  const { token, otps } = await openSandbox(world, ["email", "sms", "whatsapp"], { verification_mode: "all" });
+  const first = await (await world.post("/verify", { session_token: token, otps: { sms: otps.sms } })).json();
+  assert.deepEqual(first.verified_channels, ["sms"]);
+  assert.equal(first.session_verified, false);
+  assert.equal(first.all_channels_verified, false);
+  const second = await (await world.post("/verify", {
+    session_token: token,
+    otps: { email: otps.email, whatsapp: otps.whatsapp },
+  })).json();
+  assert.deepEqual(second.verification_results, { email: { success: true }, whatsapp: { success: true } });
+  assert.deepEqual(second.verified_channels, ["email", "sms", "whatsapp"]);
+  assert.equal(second.session_verified, true);
+  assert.equal(second.all_channels_verified, true);
+  assert.equal(second.attempts_remaining, 3);
+});
+
+dbTest("mode all: a right and a wrong code in one call answer 200 and use one attempt", async () => {
+  const world = await otpWorld();
+  const { token, otps } = await openSandbox(world, ["email", "sms"], { verification_mode: "all" });
+  const res = await world.post("/verify", { session_token: token, otps: { email: otps.email, sms: wrong(otps.sms) } });
+  assert.equal(res.status, 200);
+  const body = await res.json();
+  assert.deepEqual(body.verification_results, { email: { success: true }, sms: { success: false } });
+  assert.deepEqual(body.verified_channels, ["email"]);
+  assert.equal(body.session_verified, false);
+  assert.equal(body.attempts_remaining, 2);
+});
+
+dbTest("repeating an already verified channel changes nothing and costs no attempt", async () => {
+  const world = await otpWorld();
+  const { token, otps } = await openSandbox(world, ["email", "sms"], { verification_mode: "all" });
+  await world.post("/verify", { session_token: token, otps: { email: otps.email } });
+  for (let i = 0; i < 4; i++) {
+    const again = await world.post("/verify", { session_token: token, otps: { email: otps.email } });
+    assert.equal(again.status, 200);
+    const body = await again.json();
+    assert.deepEqual(body.verified_channels, ["email"]);
+    assert.equal(body.attempts_remaining, 3);
+  }
+  const last = await world.post("/verify", { session_token: token, otps: { sms: otps.sms } });
+  assert.equal((await last.json()).session_verified, true);
+});
+
+dbTest("a channel not sent in the session is 400 and uses no attempt", async () => {
+  const world = await otpWorld();
+  const { token, otps } = await openSandbox(world, ["email"]);
+  for (const channel of ["sms", "push"]) {
+    const res = await world.post("/verify", { session_token: token, otps: { [channel]: "123456" } });
+    assert.equal(res.status, 400);
+    const body = await res.json();
+    assert.equal(body.message, `Channel '${channel}' was not sent in this session`);
+    assert.equal(body.attempts_remaining, 3);
+  }
+  const ok = await world.post("/verify", { session_token: token, otps: { email: otps.email } });
+  assert.equal((await ok.json()).attempts_remaining, 3);
+});
+
+dbTest("wrong codes spread over two channels lock the session at max_attempts", async () => {
+  const world = await otpWorld();
+  const { token, otps } = await openSandbox(world, ["email", "sms"], { config: { max_attempts: 3 } });
+  const a = await world.post("/verify", { session_token: token, otps: { email: wrong(otps.email) } });
+  assert.equal((await a.json()).attempts_remaining, 2);
+  const b = await world.post("/verify", { session_token: token, otps: { sms: wrong(otps.sms) } });
+  assert.equal((await b.json()).attempts_remaining, 1);
+  const c = await world.post("/verify", { session_token: token, otps: { email: wrong(otps.email) } });
+  assert.equal(c.status, 400);
+  assert.deepEqual(await c.json(), {
+    statusCode: 400,
+    message: "Invalid OTP",
+    error: "Bad Request",
+    code: "invalid_otp",
+    verified: false,
+    verification_results: { email: { success: false } },
+    attempts_remaining: 0,
+    details: { attempts_remaining: 0 },
+  });
+  // Locked: even the right code is refused now.
+  const locked = await world.post("/verify", { session_token: token, otps: { sms: otps.sms } });
+  assert.equal(locked.status, 400);
+  assert.deepEqual(await locked.json(), {
+    statusCode: 400,
+    message: LOCKED,
+    error: "Bad Request",
+    code: "session_locked",
+    attempts_remaining: 0,
+  });
+});
+
+dbTest("two wrong codes in one call use two attempts", async () => {
+  const world = await otpWorld();
+  const { token, otps } = await openSandbox(world, ["email", "sms"], { config: { max_attempts: 5 } });
+  const res = await world.post("/verify", {
+    session_token: token,
+    otps: { email: wrong(otps.email), sms: wrong(otps.sms) },
+  });
+  const body = await res.json();
+  assert.equal(res.status, 400);
+  assert.deepEqual(body.verification_results, { email: { success: false }, sms: { success: false } });
+  assert.equal(body.attempts_remaining, 3);
+});
+
+dbTest("past expires_at verify answers 'OTP has expired', checked against the injected clock", async () => {
+  let now = Date.UTC(2030, 0, 1, 12, 0, 0);
+  const world = await otpWorld({ now: () => now });
+  const { token, otps, body } = await openSandbox(world, ["email"], { config: { expiry_minutes: 2 } });
+  assert.equal(body.expires_at, "2030-01-01T12:02:00.000Z");
+  now += 2 * 60_000; // exactly at expiry: still valid
+  const atExpiry = await world.post("/verify", { session_token: token, otps: { email: wrong(otps.email) } });
+  assert.equal((await atExpiry.json()).message, "Invalid OTP");
+  now += 1;
+  const res = await world.post("/verify", { session_token: token, otps: { email: otps.email } });
+  assert.equal(res.status, 400);
+  assert.deepEqual(await res.json(), {
+    statusCode: 400,
+    message: "OTP has expired",
+    error: "Bad Request",
+    code: "otp_expired",
+    attempts_remaining: 2,
+  });
+});
+
+dbTest("an unknown, forged or other team's token is 400 'Session not found'", async () => {
+  const world = await otpWorld();
+  const other = await otpWorld();
+  const { token, otps } = await openSandbox(world, ["email"]);
+  const forged = token.slice(0, -4) + (token.endsWith("AAAA") ? "BBBB" : "AAAA");
+  for (const [t, key] of [["nope", world.keys.live], [forged, world.keys.live], [token, other.keys.live]]) {
+    const res = await world.post("/verify", { session_token: t, otps: { email: otps.email } }, { key });
+    assert.equal(res.status, 400);
+    assert.deepEqual(await res.json(), {
+      statusCode: 400,
+      message: "Session not found",
+      error: "Bad Request",
+      code: "session_not_found",
+      attempts_remaining: 0,
+    });
+  }
+  // The other team's attempt did not touch the session.
+  const ok = await world.post("/verify", { session_token: token, otps: { email: otps.email } });
+  assert.equal((await ok.json()).attempts_remaining, 3);
+});
