@@ -1,6 +1,7 @@
 import { Scalar } from "@scalar/hono-api-reference";
 import { adminRoutes } from "./api/admin/routes.ts";
 import { contactsRoutes } from "./api/contacts/routes.ts";
+import { eventsRoutes } from "./api/events/routes.ts";
 import { inboundRoutes } from "./api/inbound/routes.ts";
 import { messagesRoutes } from "./api/messages/routes.ts";
 import { pushRoutes } from "./api/push/routes.ts";
@@ -10,6 +11,8 @@ import { templatesRoutes } from "./api/templates/routes.ts";
 import { triggersRoutes } from "./api/triggers/routes.ts";
 import { webhooksRoutes } from "./api/webhooks/routes.ts";
 import { whatsappRoutes } from "./api/whatsapp/routes.ts";
+import { workflowsRoutes } from "./api/workflows/routes.ts";
+import { triggerWorkflowRoutes } from "./api/workflows/trigger_routes.ts";
 import { otpRoutes } from "./otp/routes.ts";
 import { loadConfig } from "./shared/config.ts";
 import type { Deps } from "./shared/deps.ts";
@@ -46,12 +49,15 @@ export function createService(deps: Deps) {
   app.route("/admin/v1", adminRoutes(deps));
   app.route("/api/v1/contacts", contactsRoutes(deps));
   app.route("/api/v1/otp", otpRoutes(deps));
+  app.route("/api/v1/workflows", workflowsRoutes(deps));
+  app.route("/api/v1/events", eventsRoutes(deps));
   app.route("/api/v1/webhooks", webhooksRoutes(deps));
   app.route("/api/v1/messages", messagesRoutes(deps));
   app.route("/api/v1/sms", smsRoutes(deps));
   app.route("/api/v1/whatsapp", whatsappRoutes(deps));
   app.route("/api/v1/push", pushRoutes(deps));
   app.route("/api/v1/triggers", triggersRoutes(deps));
+  app.route("/api/v1/triggers", triggerWorkflowRoutes(deps));
   app.route("/api/v1/templates", templatesRoutes(deps));
   return app;
 }

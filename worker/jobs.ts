@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { SendGroupJobSchema, SendStoredJobSchema } from "../shared/sending/jobs.ts";
+import { WorkflowStartsJobSchema, WorkflowStartStoredJobSchema } from "../shared/workflows/jobs.ts";
 import { WebhookDeliverJob } from "../shared/webhook_events.ts";
+import { WorkflowFanoutJobSchema, WorkflowStepJobSchema } from "./workflows/jobs.ts";
 
 /** Who a fan-out reaches among a team's contacts: every condition given must hold. */
 export const RecipientFilterSchema = z.object({
@@ -47,6 +49,10 @@ export const JobSchema = z.discriminatedUnion("type", [
   DispatchJobSchema,
   DeliverBatchJobSchema,
   TickJobSchema,
+  WorkflowStartsJobSchema,
+  WorkflowStartStoredJobSchema,
+  WorkflowFanoutJobSchema,
+  WorkflowStepJobSchema,
   WebhookDeliverJob,
 ]);
 export type Job = z.infer<typeof JobSchema>;

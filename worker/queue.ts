@@ -6,6 +6,8 @@ import { createWorkerContext, type WorkerContext } from "./context.ts";
 import { handleDispatch } from "./dispatch.ts";
 import { type Job, JobSchema } from "./jobs.ts";
 import { handleSendGroup, handleSendStored } from "./sends.ts";
+import { handleWorkflowFanout, handleWorkflowStarts, handleWorkflowStartStored } from "./workflows/start.ts";
+import { handleWorkflowStep } from "./workflows/step.ts";
 import { deliverWebhooks } from "./webhooks.ts";
 
 /** A running worker: its context, for tests that call handlers directly. */
@@ -61,6 +63,14 @@ export async function runJob(w: WorkerContext, job: Job): Promise<void> {
       return await w.deliveries.run(() => handleDeliverBatch(w, job));
     case "tick":
       return;
+    case "workflow-starts":
+      return await handleWorkflowStarts(w, job);
+    case "workflow-start-stored":
+      return await handleWorkflowStartStored(w, job);
+    case "workflow-fanout":
+      return await handleWorkflowFanout(w, job);
+    case "workflow-step":
+      return await w.deliveries.run(() => handleWorkflowStep(w, job));
     case "webhook-deliver":
       return await deliverWebhooks(w.deps, job);
     default: {

@@ -1,0 +1,54 @@
+import { createRoute } from "@hono/zod-openapi";
+import type { Deps } from "../../shared/deps.ts";
+import { NotFoundError } from "../../shared/errors.ts";
+import { newRouter } from "../../shared/http/app.ts";
+import { requireTeamHeader } from "../../shared/http/auth.ts";
+import { eventTypes } from "../workflows/event_types.ts";
+import { parseTimestamp } from "../workflows/schedule.ts";
+import { ensureFuture } from "../workflows/start_routes.ts";
+import { acceptEvent } from "./accept.ts";
+import { EventAccepted, SendEventBody } from "./schemas.ts";
+
+const json = <T>(schema: T) => ({ content: { "application/json": { schema } } });
+
+/** Inbound events under /api/v1/events. */
+export function eventsRoutes(deps: Deps) {
+  const app = newRouter();
+
+  app.openapi(
+    createRoute({
+      method: "post",
+      path: "/send",
+      tags: ["Events"],
+      summary: "Send a named event to the workflows listening for it",
+      middleware: [requireTeamHeader()] as const,
+      request: { body: { ...json(SendEventBody), required: true } },
+      responses: { 201: { description: "Queued (or scheduled)", ...json(EventAccepted) } },
+    }),
+    async (c) => {
+      const body = c.req.valid("json");
+      const now = deps.now();
+      const at = body.trigger_at === undefined ? undefined : parseTimestamp(body.trigger_at);
+      ensureFuture(at, now);
+      const team = c.var.team;
+      if (!await eventTypes.has(deps.sql, team.id, body.event_name, now)) {
+        throw new NotFoundError("Event type not found", "event_type_not_found");
+      }
+      const accepted = await acceptEvent(deps, { team, apiKey: c.var.apiKey, event: body, at, now });
+      const ids = { trigger_id: accepted.triggerId, job_id: accepted.jobId };
+      if (at === undefined) {
+        return c.json({ success: true, ...ids, message: "Event queued successfully", data: ids }, 201);
+      }
+      const scheduledFor = new Date(at).toISOString();
+      return c.json({
+        success: true,
+        ...ids,
+        message: `Event scheduled for ${scheduledFor}`,
+        scheduled_for: scheduledFor,
+        data: ids,
+      }, 201);
+    },
+  );
+
+  return app;
+}

@@ -1,0 +1,36 @@
+import type { Db } from "../../shared/db.ts";
+import { teamEventTypes } from "./queries.ts";
+
+/** How long a team's known event types are trusted without reading them again. */
+const TTL_MS = 30_000;
+
+interface Entry {
+  types: Set<string>;
+  loadedAt: number;
+}
+
+/**
+ * The event types configured per team (any workflow of the team with that event_type), kept in
+ * memory so that accepting an event reads Postgres only for a name not seen lately. A name that
+ * is not known is always read again, so a workflow created a moment ago is found at once.
+ */
+export class EventTypeCache {
+  #entries = new Map<string, Entry>();
+
+  /** True when the team has a workflow listening to `name`. */
+  async has(db: Db, teamId: string, name: string, now: number): Promise<boolean> {
+    const entry = this.#entries.get(teamId);
+    if (entry && now - entry.loadedAt < TTL_MS && entry.types.has(name)) return true;
+    const types = new Set(await teamEventTypes(db, teamId));
+    this.#entries.set(teamId, { types, loadedAt: now });
+    return types.has(name);
+  }
+
+  /** Forgets a team's event types (its workflows changed). */
+  invalidate(teamId: string): void {
+    this.#entries.delete(teamId);
+  }
+}
+
+/** The cache shared by the workflow and event routes of this process. */
+export const eventTypes = new EventTypeCache();

@@ -1,0 +1,91 @@
+import type { Db } from "../db.ts";
+import type { Deps } from "../deps.ts";
+import { log } from "../log.ts";
+import { emitEvents, type EventInput } from "../webhook_events.ts";
+
+/** The triggers among `ids` whose executions are all finished and whose fan-outs are over. */
+export async function finishedTriggers(db: Db, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db<{ id: string }[]>`
+    select t.id from unnest(${ids}::uuid[]) as t(id)
+    where not exists (select 1 from workflow_executions e where e.trigger_id = t.id and e.current_step is not null)
+      and not exists (select 1 from workflow_runs r where r.trigger_id = t.id and not r.fanout_done)`;
+  return rows.map((r) => r.id);
+}
+
+interface Completed {
+  id: string;
+  team_id: string;
+  trigger_type: string;
+  status: string;
+  total_contacts: number;
+  sent: number;
+  failed: number;
+  filtered: number;
+  completed_at: Date;
+}
+
+/**
+ * Writes the final counts and status of finished workflow triggers (one statement): `total_contacts`
+ * counts their executions, `sent`, `failed` and `filtered` their steps' messages; failed when nothing
+ * was sent and something failed. Answers the triggers that became final now.
+ */
+async function finish(db: Db, ids: string[], now: number): Promise<Completed[]> {
+  return await db<Completed[]>`
+    with counts as (
+      select t.id,
+        (select count(*) from workflow_executions e where e.trigger_id = t.id)::int as total,
+        count(r.execution_id) filter (where r.status = 'SENT')::int as sent,
+        count(r.execution_id) filter (where r.status = 'FAILED')::int as failed,
+        count(r.execution_id) filter (where r.status = 'FILTERED')::int as filtered
+      from unnest(${ids}::uuid[]) as t(id)
+      left join workflow_executions e on e.trigger_id = t.id
+      left join workflow_step_runs r on r.execution_id = e.id
+      group by t.id
+    )
+    update triggers t set
+      status = case when c.sent = 0 and c.failed > 0 then 'failed' else 'completed' end,
+      total_contacts = c.total, sent = c.sent, failed = c.failed, filtered = c.filtered,
+      completed_at = ${new Date(now)}, started_at = coalesce(t.started_at, ${new Date(now)})
+    from counts c
+    where t.id = c.id and t.status not in ('completed', 'failed')
+    returning t.id, t.team_id, t.trigger_type, t.status, t.total_contacts, t.sent, t.failed, t.filtered,
+      t.completed_at`;
+}
+
+/** Emits `trigger.completed` for workflow triggers that just became final; never throws. */
+async function emitCompleted(deps: Deps, completed: Completed[]): Promise<void> {
+  const byTeam = new Map<string, EventInput[]>();
+  for (const t of completed) {
+    byTeam.set(t.team_id, [...byTeam.get(t.team_id) ?? [], {
+      type: "trigger.completed",
+      data: {
+        trigger_id: t.id,
+        flow_type: "workflow",
+        trigger_type: t.trigger_type,
+        status: t.status,
+        summary: { total_contacts: t.total_contacts, sent: t.sent, failed: t.failed, filtered: t.filtered },
+        completed_at: t.completed_at.toISOString(),
+      },
+    }]);
+  }
+  for (const [teamId, events] of byTeam) {
+    try {
+      await emitEvents(deps, teamId, events);
+    } catch (err) {
+      // Webhooks are a notification: failing to enqueue them never fails the workflow.
+      log("error", "cannot emit webhook events", { team_id: teamId, error: String(err) });
+    }
+  }
+}
+
+/**
+ * Completes the workflow triggers among `ids` whose executions are all finished (and fan-outs over),
+ * and emits `trigger.completed` for them. Safe to call any number of times (the worker calls it as
+ * executions finish; deleting a workflow too, for the triggers whose executions went with it).
+ */
+export async function completeTriggers(deps: Deps, ids: string[]): Promise<void> {
+  const done = await finishedTriggers(deps.sql, [...new Set(ids)]);
+  if (done.length === 0) return;
+  await emitCompleted(deps, await finish(deps.sql, done, deps.now()));
+}

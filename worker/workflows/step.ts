@@ -1,0 +1,278 @@
+import { log } from "../../shared/log.ts";
+import type { Deps } from "../../shared/deps.ts";
+import { emitEvents, type EventInput } from "../../shared/webhook_events.ts";
+import type { Content, SendSpec } from "../../shared/sending/spec.ts";
+import { completeTriggers } from "../../shared/workflows/complete.ts";
+import type { StepRow, Workflow } from "../../shared/workflows/definitions.ts";
+import { executionContext, type WorkerContext } from "../context.ts";
+import { deliver } from "../deliver.ts";
+import { type Prepared, prepareMessages, type Unit } from "../prepare.ts";
+import { contactsByIds } from "../recipients.ts";
+import { MAX_DELIVERY_ATTEMPTS, retryDelay } from "../retry.ts";
+import { cachedRuns, cachedWorkflow } from "./cache.ts";
+import type { WorkflowStepJob } from "./jobs.ts";
+import { advance, type Claimed, claimStep, executionsAhead, recordStepRuns, type StepRun } from "./queries.ts";
+import { enqueueJobs, groupJobs, stepJobs } from "./schedule.ts";
+import { nextStep, type RunContext, stepDelayMs, stepIsActive, stepVariables } from "./variables.ts";
+
+/**
+ * The `workflow-step` job: runs one step of a workflow for a batch of executions (of one start or
+ * of many). A job that fires before its due time (a delay chained past the queue's 30 days) waits
+ * again. Only the executions whose current step is this one are taken (atomically), so a duplicate
+ * or out-of-order job never runs a step twice nor skips one. The step's messages go through the
+ * sending pipeline (preferences, rendering, charging, provider, message records) in one pass; then
+ * each execution moves to its next step, whose job is enqueued with that step's delay, or finishes.
+ */
+export async function handleWorkflowStep(w: WorkerContext, job: WorkflowStepJob): Promise<void> {
+  const { deps } = w;
+  const now = deps.now();
+  if (job.due_at > now) {
+    await enqueueJobs(deps, [{ ...job, id: crypto.randomUUID() }]);
+    return;
+  }
+  const workflow = await cachedWorkflow(w, job.workflow_id);
+  if (!workflow) return; // Deleted since: its executions went with it.
+  const claimed = await claimStep(deps.sql, job.execution_ids, job.step_order, now);
+  if (claimed.length > 0) await runStep(w, workflow, job, claimed);
+  if (claimed.length < job.execution_ids.length) await resume(w, job);
+}
+
+/**
+ * For the executions of a job that are already past its step (the job is a redelivery): enqueues
+ * their current step again, in case the process stopped between moving them and enqueueing it (a
+ * duplicate job is harmless).
+ */
+async function resume(w: WorkerContext, job: WorkflowStepJob): Promise<void> {
+  await enqueueJobs(w.deps, groupJobs(await executionsAhead(w.deps.sql, job.execution_ids, job.step_order)));
+}
+
+/** Runs the step for the claimed executions, start by start, delivering all their messages in one pass. */
+async function runStep(w: WorkerContext, workflow: Workflow, job: WorkflowStepJob, claimed: Claimed[]) {
+  const { deps } = w;
+  const runs = await cachedRuns(w, workflow.id, claimed.map((c) => c.trigger_id));
+  const step = workflow.steps.find((s) => s.step_order === job.step_order);
+  const toSend: Claimed[] = [];
+  const skipped: Claimed[] = [];
+  for (const c of claimed) {
+    const run = runs.get(c.trigger_id);
+    // The step was removed or switched off (for this start) since it was scheduled: go on with the next one.
+    if (run && step && stepIsActive(run, step)) toSend.push(c);
+    else skipped.push(c);
+  }
+  const outcome = step && toSend.length > 0
+    ? await sendStep(w, runs, step, toSend, job)
+    : { runs: [] as StepRun[], pending: [] as string[] };
+  if (step) await recordStepRuns(deps.sql, workflow.id, step, outcome.runs);
+  if (outcome.pending.length > 0) {
+    const retry = stepJobs({
+      workflow_id: job.workflow_id,
+      step_order: job.step_order,
+      due_at: deps.now() + retryDelay(job.attempt),
+      attempt: job.attempt + 1,
+    }, outcome.pending);
+    await enqueueJobs(deps, retry);
+  }
+  const done = new Set(outcome.runs.map((r) => r.execution_id));
+  const moving = [...skipped, ...toSend.filter((c) => done.has(c.id))];
+  await moveOn(w, workflow, runs, job.step_order, moving);
+}
+
+/**
+ * Moves executions past `stepOrder`: each to its next step for its start (scheduled with that step's
+ * delay, one job per batch sharing step and due time), or to its end; then completes the triggers
+ * whose executions are all finished, and emits `workflow.completed` for each finished execution.
+ */
+async function moveOn(
+  w: WorkerContext,
+  workflow: Workflow,
+  runs: Map<string, RunContext>,
+  stepOrder: number,
+  executions: Claimed[],
+) {
+  const { deps } = w;
+  const now = deps.now();
+  const groups = new Map<string, { next?: { step_order: number; due: number }; ids: string[] }>();
+  for (const e of executions) {
+    const run = runs.get(e.trigger_id);
+    const next = run && nextStep(run, workflow.steps, stepOrder);
+    const target = next && run ? { step_order: next.step_order, due: now + stepDelayMs(run, next) } : undefined;
+    const key = target ? `${target.step_order}\0${target.due}` : "end";
+    const group = groups.get(key) ?? { next: target, ids: [] };
+    group.ids.push(e.id);
+    groups.set(key, group);
+  }
+  const finished: Claimed[] = [];
+  const statuses = new Map<string, string>();
+  for (const { next, ids } of groups.values()) {
+    const moved = await advance(deps.sql, ids, stepOrder, next, now);
+    if (next) {
+      const movedIds = moved.map((m) => m.id);
+      await enqueueJobs(
+        deps,
+        stepJobs({ workflow_id: workflow.id, step_order: next.step_order, due_at: next.due }, movedIds),
+      );
+      continue;
+    }
+    for (const m of moved) statuses.set(m.id, m.status);
+    finished.push(...executions.filter((e) => statuses.has(e.id)));
+  }
+  if (finished.length === 0) return;
+  await completeTriggers(deps, finished.map((e) => e.trigger_id));
+  await emitExecutionsCompleted(
+    deps,
+    workflow.team_id,
+    finished.map((e) => ({
+      type: "workflow.completed" as const,
+      data: {
+        workflow_id: workflow.id,
+        workflow_name: workflow.name,
+        execution_id: e.id,
+        trigger_id: e.trigger_id,
+        contact_id: e.contact_id,
+        status: statuses.get(e.id),
+      },
+    })),
+  );
+}
+
+/** Emits `workflow.completed` for finished executions; never throws (webhooks are a notification). */
+async function emitExecutionsCompleted(deps: Deps, teamId: string, events: EventInput[]): Promise<void> {
+  try {
+    await emitEvents(deps, teamId, events);
+  } catch (err) {
+    log("error", "cannot emit webhook events", { team_id: teamId, error: String(err) });
+  }
+}
+
+/**
+ * A stable id for the pipeline execution that carries one step's messages of one start: the
+ * pipeline records one message per (execution, recipient), so a step is sent once per contact.
+ */
+export async function stepExecutionId(triggerId: string, workflowId: string, step: StepRow): Promise<string> {
+  const text = `workflow-step\0${triggerId}\0${workflowId}\0${step.step_order}\0${step.channel_type}`;
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text)));
+  const hex = Array.from(digest.slice(0, 16), (b) => b.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
+
+/** The pipeline content of a step: its template, category and (WhatsApp) conversation category. */
+async function stepContent(w: WorkerContext, teamId: string, step: StepRow): Promise<Content> {
+  const config = step.configuration;
+  const key = config.template_id;
+  const category = config.category === "promotional" ? "promotional" : "transactional";
+  switch (step.channel_type) {
+    case "email":
+      return {
+        channel: "email",
+        template_key: key,
+        category,
+        from_email: typeof config.from_email === "string" ? config.from_email : undefined,
+        from_name: typeof config.from_name === "string" ? config.from_name : undefined,
+      };
+    case "sms":
+      return { channel: "sms", template_key: key, category };
+    case "whatsapp": {
+      const template = await w.lookups.template(teamId, "whatsapp", key);
+      return {
+        channel: "whatsapp",
+        template_key: key,
+        conversation_category: config.conversation_category ?? template?.category ?? "UTILITY",
+      };
+    }
+  }
+}
+
+const STATUS = { sent: "SENT", failed: "FAILED", filtered: "FILTERED" } as const;
+
+/**
+ * Sends one step's messages to the claimed executions' contacts through the pipeline (one delivery
+ * pass for every start of the batch, each rendered with its own variables), and answers what
+ * happened to each (from the recorded messages), and the executions whose message met a temporary
+ * failure and waits for another try.
+ */
+async function sendStep(
+  w: WorkerContext,
+  runs: Map<string, RunContext>,
+  step: StepRow,
+  claimed: Claimed[],
+  job: WorkflowStepJob,
+): Promise<{ runs: StepRun[]; pending: string[] }> {
+  const { deps } = w;
+  const teamId = runs.get(claimed[0].trigger_id)!.team_id;
+  const content = await stepContent(w, teamId, step);
+  const contactIds = claimed.flatMap((c) => (c.contact_id ? [c.contact_id] : []));
+  const contacts = new Map((await contactsByIds(deps.sql, teamId, contactIds)).map((c) => [c.id, c]));
+  const byTrigger = new Map<string, Claimed[]>();
+  for (const c of claimed) byTrigger.set(c.trigger_id, [...byTrigger.get(c.trigger_id) ?? [], c]);
+  const results: StepRun[] = [];
+  const prepared: Prepared[] = [];
+  /** Our execution of each pipeline message key (pipeline execution and contact). */
+  const executionOf = new Map<string, { id: string; contact_id: string }>();
+  for (const [triggerId, group] of byTrigger) {
+    const run = runs.get(triggerId)!;
+    const executionId = await stepExecutionId(triggerId, run.workflow_id, step);
+    const spec: SendSpec = {
+      trigger_id: triggerId,
+      job_id: job.id,
+      team_id: run.team_id,
+      sandbox: run.sandbox,
+      trigger_type: step.channel_type,
+      recipient_type: "workflow",
+      recipient: { type: "all" },
+      executions: [{ id: executionId, content }],
+      variables: stepVariables(run, step),
+      metadata: run.metadata,
+      created_at: deps.now(),
+      scheduled_for: null,
+    };
+    const units: Unit[] = [];
+    for (const c of group) {
+      const contact = c.contact_id ? contacts.get(c.contact_id) : undefined;
+      if (!contact) {
+        results.push({
+          execution_id: c.id,
+          contact_id: c.contact_id,
+          status: "FAILED",
+          message_id: null,
+          error: "Contact not found",
+          cost_micros: 0,
+        });
+        continue;
+      }
+      units.push({ kind: "contact", contact });
+      executionOf.set(`${executionId}\0${contact.id}`, { id: c.id, contact_id: contact.id });
+    }
+    const ctx = await executionContext(w, spec, spec.executions[0], step.step_order);
+    prepared.push(...await prepareMessages(ctx, units));
+    if (ctx.missing.size > 0) {
+      log("warn", "template variables missing", { trigger_id: triggerId, variables: [...ctx.missing] });
+    }
+  }
+  await deliver(deps, prepared, { lastAttempt: job.attempt + 1 >= MAX_DELIVERY_ATTEMPTS });
+  const recorded = await deps.sql<
+    { id: string; execution_id: string; recipient: string; status: string; error: string | null; cost_micros: number }[]
+  >`
+    select m.id, m.execution_id, m.recipient, m.status, m.error, m.cost_micros from messages m
+    join unnest(${prepared.map((p) => p.execution_id)}::uuid[], ${prepared.map((p) => p.recipient)}::text[])
+      as k(execution_id, recipient)
+      on m.execution_id = k.execution_id and m.recipient = k.recipient`;
+  const pending: string[] = [];
+  for (const m of recorded) {
+    const execution = executionOf.get(`${m.execution_id}\0${m.recipient}`);
+    if (!execution) continue;
+    const status = STATUS[m.status as keyof typeof STATUS];
+    if (!status) {
+      pending.push(execution.id);
+      continue;
+    }
+    results.push({
+      execution_id: execution.id,
+      contact_id: execution.contact_id,
+      status,
+      message_id: m.id,
+      error: m.error,
+      cost_micros: m.cost_micros,
+    });
+  }
+  return { runs: results, pending };
+}
