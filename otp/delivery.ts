@@ -59,19 +59,27 @@ function insufficient(required: number, available: number): PaymentError {
   );
 }
 
+/** What one OTP request pays up front: the fee, and the messages on a built-in template. */
+export interface UpFrontBill {
+  teamId: string;
+  plans: PlannedMessage[];
+  fee: number;
+  /** The wallet reference of the charge and of its refund. */
+  reference: string;
+}
+
+function upFrontCost({ plans, fee }: UpFrontBill): number {
+  return fee + plans.filter((p) => !p.template.custom).reduce((sum, p) => sum + p.cost, 0);
+}
+
 /**
  * Charges what is paid up front (the fee, and the delivery of messages on a built-in template)
  * after checking that the wallet also covers the custom-template messages charged at send time.
  * 402 when it cannot pay everything.
  */
-export async function chargeUpFront(
-  deps: Deps,
-  teamId: string,
-  plans: PlannedMessage[],
-  fee: number,
-  reference: string,
-): Promise<void> {
-  const upFront = fee + plans.filter((p) => !p.template.custom).reduce((sum, p) => sum + p.cost, 0);
+export async function chargeUpFront(deps: Deps, bill: UpFrontBill): Promise<void> {
+  const { teamId, plans, reference } = bill;
+  const upFront = upFrontCost(bill);
   const atSend = plans.filter((p) => p.template.custom).reduce((sum, p) => sum + p.cost, 0);
   const available = await balanceMicros(deps.sql, teamId);
   if (available < upFront + atSend) throw insufficient(upFront + atSend, available);
@@ -82,15 +90,9 @@ export async function chargeUpFront(
 }
 
 /** Gives back what `chargeUpFront` took (the request failed before anything was sent). */
-export async function refundUpFront(
-  deps: Deps,
-  teamId: string,
-  plans: PlannedMessage[],
-  fee: number,
-  reference: string,
-): Promise<void> {
-  const upFront = fee + plans.filter((p) => !p.template.custom).reduce((sum, p) => sum + p.cost, 0);
-  if (upFront > 0) await refund(deps.sql, teamId, upFront, reference, "OTP verification not started");
+export async function refundUpFront(deps: Deps, bill: UpFrontBill): Promise<void> {
+  const upFront = upFrontCost(bill);
+  if (upFront > 0) await refund(deps.sql, bill.teamId, upFront, bill.reference, "OTP verification not started");
 }
 
 async function sendOne(

@@ -62,13 +62,14 @@ export async function resendOtp(deps: Deps, teamId: string, token: string, keyIs
   const plans = await planMessages(deps, teamId, { ...first, codes });
   const charging = !first.sandbox_mode && !first.test && !keyIsTest;
   const reference = `otp:${first.id}:resend:${first.resend_count + 1}`;
-  if (charging) await chargeUpFront(deps, teamId, plans, 0, reference);
+  const bill = { teamId, plans, fee: 0, reference };
+  if (charging) await chargeUpFront(deps, bill);
 
   for (let round = 0; round < MAX_CONFLICTS; round++) {
     const current = entry.value;
     const stop = refusal(current, now);
     if (stop) {
-      if (charging) await refundUpFront(deps, teamId, plans, 0, reference);
+      if (charging) await refundUpFront(deps, bill);
       throw stop;
     }
     const next: OtpSession = {
@@ -93,6 +94,6 @@ export async function resendOtp(deps: Deps, teamId: string, token: string, keyIs
     }
     entry = await deps.kv.get<OtpSession>(key);
   }
-  if (charging) await refundUpFront(deps, teamId, plans, 0, reference);
+  if (charging) await refundUpFront(deps, bill);
   throw new ConflictError("Cannot resend: the session is changing too fast, try again", "otp_session_busy");
 }

@@ -108,11 +108,12 @@ export async function sendOtp(deps: Deps, caller: Caller, input: SendInput): Pro
   let plans;
   try {
     plans = await planMessages(deps, teamId, { ...session, codes });
-    if (charging) await chargeUpFront(deps, teamId, plans, fee, reference);
+    const bill = { teamId, plans, fee, reference };
+    if (charging) await chargeUpFront(deps, bill);
     try {
       await storeNewSession(deps, session, now);
     } catch (err) {
-      if (charging) await refundUpFront(deps, teamId, plans, fee, reference);
+      if (charging) await refundUpFront(deps, bill);
       throw err;
     }
   } finally {

@@ -65,7 +65,10 @@ const ConfigSchema = z.object({
   WEBHOOK_TIMEOUT_MS: int(10_000),
   /** Signing secret (`whsec_…`) of the Resend webhook that posts to /api/v1/inbound/resend. */
   RESEND_WEBHOOK_SECRET: z.string().optional(),
-  /** The service's public base URL (behind a proxy), for checking Twilio's signature of the URL it called. */
+  /**
+   * The service's public base URL (behind a proxy): Twilio's signature of the URL it called is checked
+   * against it, and Twilio sends ask for status callbacks on it.
+   */
   PUBLIC_URL: z.string().url().optional(),
   /** When set, GET /metrics requires `Authorization: Bearer <METRICS_TOKEN>`. */
   METRICS_TOKEN: z.string().optional(),

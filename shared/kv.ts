@@ -1,3 +1,5 @@
+import { Batcher } from "./batcher.ts";
+
 /** Opens the Deno KV database at `path` (`:memory:` in tests; undefined on Deno Deploy). */
 export async function openKv(path?: string): Promise<Deno.Kv> {
   if (path && path !== ":memory:") {
@@ -24,12 +26,6 @@ export const kvKeys = {
 };
 
 type Build = (op: Deno.AtomicOperation) => void;
-interface Pending {
-  build: Build;
-  mutations: number;
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
 
 /** Deno KV's limit on mutations in one atomic operation. */
 const MAX_MUTATIONS = 1000;
@@ -41,46 +37,22 @@ const MAX_MUTATIONS = 1000;
  */
 export class KvCommitter {
   #kv: Deno.Kv;
-  #queue: Pending[] = [];
-  #running = false;
+  #groups: Batcher<Build>;
 
   constructor(kv: Deno.Kv) {
     this.#kv = kv;
+    this.#groups = new Batcher((builds) => this.#commit(builds), { maxWeight: MAX_MUTATIONS });
   }
 
   /** Adds `build`'s mutations (at most `mutations` of them) to the next commit and waits for it. */
   commit(build: Build, mutations = 1): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ build, mutations, resolve, reject });
-      if (!this.#running) this.#drain();
-    });
+    return this.#groups.add(build, mutations);
   }
 
-  async #drain(): Promise<void> {
-    this.#running = true;
-    // Let the callers of this tick join the first commit.
-    await Promise.resolve();
-    try {
-      while (this.#queue.length > 0) {
-        const group: Pending[] = [];
-        let count = 0;
-        while (this.#queue.length > 0 && (group.length === 0 || count + this.#queue[0].mutations <= MAX_MUTATIONS)) {
-          const next = this.#queue.shift()!;
-          count += next.mutations;
-          group.push(next);
-        }
-        try {
-          const op = this.#kv.atomic();
-          for (const p of group) p.build(op);
-          const res = await op.commit();
-          if (!res.ok) throw new Error("Cannot commit KV group: unexpected check failure");
-          for (const p of group) p.resolve();
-        } catch (err) {
-          for (const p of group) p.reject(err);
-        }
-      }
-    } finally {
-      this.#running = false;
-    }
+  async #commit(builds: Build[]): Promise<void> {
+    const op = this.#kv.atomic();
+    for (const build of builds) build(op);
+    const res = await op.commit();
+    if (!res.ok) throw new Error("Cannot commit KV group: unexpected check failure");
   }
 }

@@ -1,18 +1,12 @@
+import { Batcher } from "../shared/batcher.ts";
 import type { SendGroupJob } from "../shared/sending/jobs.ts";
-
-interface Waiting {
-  job: SendGroupJob;
-  arrived: number;
-  resolve: () => void;
-  reject: (err: unknown) => void;
-}
 
 /** When to hold passes back: while `rate()` exceeds `busyRate`, for at most `maxDeferMs` per job. */
 export interface DeferPolicy {
+  /** Sends per second the process is accepting at `now` (ms since the epoch). */
   rate: (now: number) => number;
   busyRate: number;
   maxDeferMs: number;
-  now: () => number;
 }
 
 /**
@@ -26,67 +20,30 @@ export interface DeferPolicy {
  * so the accept path keeps the CPU and the queue holds the backlog, delivered when the burst ends.
  */
 export class GroupCoalescer {
-  #run: (job: SendGroupJob & { attempt: number }) => Promise<void>;
-  #max: number;
-  #defer?: DeferPolicy;
-  #waiting: Waiting[] = [];
-  #running = false;
+  #passes: Batcher<SendGroupJob>;
 
   constructor(
     run: (job: SendGroupJob & { attempt: number }) => Promise<void>,
     options: { maxSends?: number; defer?: DeferPolicy } = {},
   ) {
-    this.#run = run;
-    this.#max = options.maxSends ?? 1_000;
-    this.#defer = options.defer;
+    const d = options.defer;
+    this.#passes = new Batcher(
+      (jobs) => run({ type: "send-group", id: jobs[0].id, sends: jobs.flatMap((j) => j.sends), attempt: 0 }),
+      {
+        maxWeight: options.maxSends ?? 1_000,
+        hold: d && d.busyRate > 0 && d.maxDeferMs > 0 ? (arrived) => holdDuringBurst(d, arrived) : undefined,
+      },
+    );
   }
 
   /** Delivers the job's sends in the next pass; resolves when that pass is done. */
   add(job: SendGroupJob): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.#waiting.push({ job, arrived: this.#defer?.now() ?? 0, resolve, reject });
-      if (!this.#running) this.#drain();
-    });
+    return this.#passes.add(job, job.sends.length);
   }
+}
 
-  async #drain(): Promise<void> {
-    this.#running = true;
-    await Promise.resolve();
-    try {
-      while (this.#waiting.length > 0) {
-        await this.#holdDuringBurst();
-        let count = 0;
-        let taken = 0;
-        while (
-          taken < this.#waiting.length && (taken === 0 || count + this.#waiting[taken].job.sends.length <= this.#max)
-        ) {
-          count += this.#waiting[taken].job.sends.length;
-          taken++;
-        }
-        const pass = this.#waiting.splice(0, taken);
-        const merged = {
-          type: "send-group" as const,
-          id: pass[0].job.id,
-          sends: pass.flatMap((w) => w.job.sends),
-          attempt: 0,
-        };
-        try {
-          await this.#run(merged);
-          for (const w of pass) w.resolve();
-        } catch (err) {
-          for (const w of pass) w.reject(err);
-        }
-      }
-    } finally {
-      this.#running = false;
-    }
-  }
-
-  async #holdDuringBurst(): Promise<void> {
-    const d = this.#defer;
-    if (!d || d.busyRate <= 0 || d.maxDeferMs <= 0) return;
-    while (d.rate(d.now()) > d.busyRate && d.now() - this.#waiting[0].arrived < d.maxDeferMs) {
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+async function holdDuringBurst(d: DeferPolicy, arrived: number): Promise<void> {
+  while (d.rate(Date.now()) > d.busyRate && Date.now() - arrived < d.maxDeferMs) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

@@ -97,6 +97,8 @@ export async function maybeCompleteExecution(w: WorkerContext, triggerId: string
     : zeroCounts();
   const now = deps.now();
   await finishExecutionRows(deps.sql, [{ id: executionId, status: finalStatus(counts), counts, completed_at: now }]);
+  // Postgres first: once the live record says completed, the stored trigger says so too.
+  await finishTriggersFromExecutions(deps.sql, [triggerId], now);
   let finished: TriggerRecord | undefined;
   await updateTriggerRecord(deps.kv, triggerId, (record) => {
     finished = undefined;
@@ -106,7 +108,6 @@ export async function maybeCompleteExecution(w: WorkerContext, triggerId: string
     if (next.status === "completed" || next.status === "failed") finished = next;
     return next;
   });
-  await finishTriggersFromExecutions(deps.sql, [triggerId], now);
   // Only the call whose change made the trigger final tells the webhooks.
   if (finished) await emitTriggersCompleted(deps, [finished]);
 }

@@ -35,7 +35,6 @@ export function createWorkerContext(deps: Deps): WorkerContext {
         rate: (now) => acceptPressure.rate(now),
         busyRate: deps.config.SEND_DEFER_RATE,
         maxDeferMs: deps.config.SEND_DEFER_MAX_MS,
-        now: () => Date.now(),
       },
     }),
   };

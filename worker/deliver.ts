@@ -55,9 +55,10 @@ class Resume extends Error {}
  */
 export async function deliver(
   deps: Deps,
-  items: Prepared[],
+  prepared: Prepared[],
   options: { lastAttempt: boolean },
 ): Promise<DeliveryResult> {
+  const items = withoutNul(prepared);
   let recorded: Recorded | undefined;
   for (let attempt = 0; !recorded; attempt++) {
     try {
@@ -109,6 +110,29 @@ export async function deliver(
   }
   await emitMessageEvents(deps, decided);
   return { statuses, pending, resumed };
+}
+
+const NUL = "\u0000";
+/** The text fields of a message that can carry request input (template variables). */
+const TEXT_FIELDS = ["subject", "html", "text", "title", "fromName", "replyTo"] as const;
+
+/**
+ * Drops U+0000 from the messages' text. Postgres text cannot hold it (nor can an SMS or a mail
+ * header), and a template variable of a request can carry it: left in, the recording transaction
+ * fails on every try, and with it the whole batch, other sends and other teams included.
+ */
+export function withoutNul(items: Prepared[]): Prepared[] {
+  const dirty = (p: Prepared) => p.message && TEXT_FIELDS.some((f) => p.message![f]?.includes(NUL));
+  if (!items.some(dirty)) return items;
+  return items.map((p) => {
+    if (!dirty(p)) return p;
+    const message = { ...p.message! };
+    for (const f of TEXT_FIELDS) {
+      const text = message[f];
+      if (text !== undefined) message[f] = text.replaceAll(NUL, "");
+    }
+    return { ...p, message };
+  });
 }
 
 interface Recorded {

@@ -253,3 +253,39 @@ dbTest("a push token the provider calls invalid is removed from the contact", as
     filtered: 0,
   });
 });
+
+dbTest("a NUL character in a template variable is dropped: the whole merged batch is delivered", async () => {
+  const deps = await testDeps();
+  const sends: SendSpec[] = [];
+  for (const variables of [{ name: "Ann\u0000e" }, { name: "Bob" }]) {
+    const { team } = await testTeam(deps);
+    await topUp(deps.sql, team.id, toMicros(1));
+    await upsertTemplate(deps.sql, team.id, "sms", "hi", { body: "Hi {{name}}" });
+    const spec: SendSpec = {
+      trigger_id: crypto.randomUUID(),
+      job_id: "01JOB",
+      team_id: team.id,
+      sandbox: false,
+      trigger_type: "sms",
+      recipient_type: "direct_sms",
+      recipient: { type: "direct", address: "+14155550123" },
+      executions: [{
+        id: crypto.randomUUID(),
+        content: { channel: "sms", template_key: "hi", category: "transactional" },
+      }],
+      variables,
+      metadata: {},
+      created_at: Date.now(),
+      scheduled_for: null,
+    };
+    await deps.kv.set(sendKeys.trigger(spec.trigger_id), newTriggerRecord(spec));
+    sends.push(spec);
+  }
+  // Both sends in one send-group job, as two requests accepted together are.
+  await runJob(createWorkerContext(deps), { type: "send-group", id: crypto.randomUUID(), sends, attempt: 0 });
+  for (const [spec, text] of [[sends[0], "Hi Anne"], [sends[1], "Hi Bob"]] as const) {
+    const rows = await deps.sql`select body from outbox where trigger_id = ${spec.trigger_id}`;
+    assert.deepEqual(rows.map((r) => r.body), [text]);
+    assert.equal((await triggerRow(deps, spec.trigger_id)).status, "completed");
+  }
+});

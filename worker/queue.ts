@@ -4,6 +4,7 @@ import { trackJob } from "../shared/metrics.ts";
 import { handleDeliverBatch } from "./batch.ts";
 import { createWorkerContext, type WorkerContext } from "./context.ts";
 import { handleDispatch } from "./dispatch.ts";
+import { InflightJournal } from "./inflight.ts";
 import { type Job, JobSchema } from "./jobs.ts";
 import { handleSendGroup, handleSendStored } from "./sends.ts";
 import { handleWorkflowFanout, handleWorkflowStarts, handleWorkflowStartStored } from "./workflows/start.ts";
@@ -13,6 +14,8 @@ import { deliverWebhooks } from "./webhooks.ts";
 /** A running worker: its context, for tests that call handlers directly. */
 export interface Worker {
   context: WorkerContext;
+  /** The journal of running jobs, on a local KV file (see inflight.ts). */
+  journal?: InflightJournal;
 }
 
 const workers = new WeakMap<Deno.Kv, Worker>();
@@ -24,12 +27,24 @@ const workers = new WeakMap<Deno.Kv, Worker>();
 export function startWorker(deps: Deps): Worker {
   const running = workers.get(deps.kv);
   if (running) return running;
-  const worker: Worker = { context: createWorkerContext(deps) };
+  const { KV_PATH, DENO_DEPLOYMENT_ID } = deps.config;
+  // Only a local KV file keeps the jobs of a crashed process waiting (see inflight.ts).
+  const journal = KV_PATH && KV_PATH !== ":memory:" && !DENO_DEPLOYMENT_ID ? new InflightJournal(deps.kv) : undefined;
+  const worker: Worker = { context: createWorkerContext(deps), journal };
   workers.set(deps.kv, worker);
-  deps.kv.listenQueue((message: unknown) => handleMessage(worker.context, message)).catch((err) => {
+  journal?.start();
+  const listener = (message: unknown) =>
+    journal && !isTick(message)
+      ? journal.track(message, () => handleMessage(worker.context, message))
+      : handleMessage(worker.context, message);
+  deps.kv.listenQueue(listener).catch((err) => {
     log("error", "queue listener stopped", { error: String(err) });
   });
   return worker;
+}
+
+function isTick(message: unknown): boolean {
+  return (message as { type?: unknown } | null)?.type === "tick";
 }
 
 /** Parses a queue message and runs its job; a message that is no job is logged and dropped. */

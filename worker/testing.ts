@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 import { createService } from "../main.ts";
 import { createContact, type NewContact } from "../shared/contacts/queries.ts";
 import type { Deps, Team } from "../shared/deps.ts";
@@ -10,6 +11,10 @@ import type { TeamKeys } from "../shared/teams.ts";
 import { balanceMicros, topUp } from "../shared/wallet.ts";
 import { startWorker } from "./queue.ts";
 
+/** A JSON answer, read freely by the tests. */
+// deno-lint-ignore no-explicit-any
+type Answer = any;
+
 /** A team with the service and its worker running, and helpers to drive them. */
 export interface SendingFixture {
   deps: Deps;
@@ -20,8 +25,17 @@ export interface SendingFixture {
   post(path: string, body: unknown, key?: string, headers?: Record<string, string>): Promise<Response>;
   /** GET with the live key (or `key`). */
   get(path: string, key?: string): Promise<Response>;
+  /** POST like `post`; the status and the parsed body. */
+  send(path: string, body: unknown, key?: string): Promise<{ status: number; body: Answer }>;
+  /**
+   * Asserts a send's answer has status `status` (201 unless given) and waits until its trigger is
+   * completed or failed: the answer's body, its trigger id and the trigger.
+   */
+  finished(res: Response, status?: number): Promise<{ body: Answer; trigger_id: string; trigger: TriggerBody }>;
   template(channel: Channel, key: string, input: TemplateInput): Promise<void>;
   contact(input: Partial<NewContact>): Promise<{ id: string; external_id: string; email: string }>;
+  /** Registers a push device token of a contact. */
+  device(contactId: string, token: string, platform?: string): Promise<void>;
   /** Adds USD to the wallet. */
   fund(usd: number): Promise<void>;
   /** The wallet balance in USD. */
@@ -56,6 +70,20 @@ export async function sendingFixture(plan: Team["plan"] = "pro"): Promise<Sendin
     post: (path, body, key = keys.live, headers = {}) =>
       Promise.resolve(app.request(path, jsonRequest("POST", body, { "X-API-Key": key, ...headers }))),
     get: (path, key = keys.live) => Promise.resolve(app.request(path, { headers: { "X-API-Key": key } })),
+    async send(path, body, key) {
+      const res = await fixture.post(path, body, key);
+      return { status: res.status, body: await res.json() };
+    },
+    async finished(res, status = 201) {
+      const body = await res.json();
+      assert.equal(res.status, status, JSON.stringify(body));
+      return { body, trigger_id: body.trigger_id, trigger: await fixture.waitForTrigger(body.trigger_id) };
+    },
+    async device(contactId, token, platform = "android") {
+      await deps.sql`insert into device_tokens ${
+        deps.sql({ team_id: team.id, contact_id: contactId, token, platform })
+      }`;
+    },
     async template(channel, key, input) {
       await upsertTemplate(deps.sql, team.id, channel, key, input);
     },

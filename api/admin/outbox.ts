@@ -2,16 +2,8 @@ import { createRoute } from "@hono/zod-openapi";
 import type { Deps } from "../../shared/deps.ts";
 import { newRouter } from "../../shared/http/app.ts";
 import { clearOutbox, listOutbox } from "./queries.ts";
-import {
-  ADMIN,
-  BadRequest,
-  jsonResponse,
-  OutboxCleared,
-  OutboxFilter,
-  OutboxList,
-  OutboxQuery,
-  Unauthorized,
-} from "./schemas.ts";
+import { ADMIN, BadRequest, OutboxCleared, OutboxFilter, OutboxList, OutboxQuery, Unauthorized } from "./schemas.ts";
+import { jsonResponse } from "../../shared/http/schemas.ts";
 
 /** The outbox: every message the outbox provider recorded, to read and to clear. */
 export function adminOutboxRoutes(deps: Deps) {

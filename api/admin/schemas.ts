@@ -197,13 +197,3 @@ export const NotFound = { description: "Not found", content: errorContent };
 
 /** What every admin route declares: its tag and the admin token security scheme. */
 export const ADMIN = { tags: ["Admin"], security: [{ AdminToken: [] }] };
-
-/** A JSON response of `schema`. */
-export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
-  return { description, content: { "application/json": { schema } } };
-}
-
-/** A required JSON request body of `schema`. */
-export function jsonBody<T extends z.ZodType>(schema: T) {
-  return { content: { "application/json": { schema } }, required: true };
-}

@@ -14,8 +14,6 @@ import {
   DomainSchema,
   IdentityBody,
   IdentitySchema,
-  jsonBody,
-  jsonResponse,
   NotFound,
   SegmentBody,
   SegmentSchema,
@@ -24,6 +22,7 @@ import {
   TemplateSchema,
   Unauthorized,
 } from "./schemas.ts";
+import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
 
 const CHANNELS = ["email", "sms", "whatsapp", "push"] as const;
 const name = (param: string) => z.string().min(1).max(200).openapi({ param: { name: param, in: "path" } });

@@ -15,8 +15,6 @@ import {
   CreatedTeam,
   CreateKeyBody,
   CreateTeamBody,
-  jsonBody,
-  jsonResponse,
   NotFound,
   RevokedKey,
   TeamParam,
@@ -24,6 +22,7 @@ import {
   Unauthorized,
   WalletSchema,
 } from "./schemas.ts";
+import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
 
 const KINDS: Record<z.infer<typeof CreateKeyBody>["kind"], KeyKind> = {
   live: "sk_live",

@@ -1,11 +1,11 @@
 import { createRoute, type OpenAPIHono, type z } from "@hono/zod-openapi";
 import { createContacts } from "../../shared/contacts/bulk.ts";
 import { type DeviceTokenInput, registerDeviceTokens } from "../../shared/contacts/device_tokens.ts";
-import { addTags, type ContactRef, type NewContact, removeTags, updateContact } from "../../shared/contacts/queries.ts";
+import { addTags, type NewContact, removeTags, updateContact } from "../../shared/contacts/queries.ts";
 import type { Deps } from "../../shared/deps.ts";
 import { newRouter } from "../../shared/http/app.ts";
 import type { AppEnv } from "../../shared/http/env.ts";
-import { byExternalId, byId, found } from "./refs.ts";
+import { CONTACT_PATHS, type ContactPath, found } from "./refs.ts";
 import {
   BulkAnswer,
   BulkBody,
@@ -16,11 +16,9 @@ import {
   DeviceTokenBody,
   errors,
   ExternalIdParams,
-  IdParams,
-  jsonBody,
-  jsonResponse,
   TagsBody,
 } from "./schemas.ts";
+import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
 
 const tags = ["Contacts"];
 const updated = jsonResponse(Contact, "The updated contact");
@@ -84,8 +82,7 @@ export function actionsRoutes(deps: Deps) {
     },
   );
 
-  register(app, deps, "/external/{external_id}", ExternalIdParams, (p) => byExternalId(p.external_id));
-  register(app, deps, "/{id}", IdParams, (p) => byId(p.id));
+  for (const path of CONTACT_PATHS) register(app, deps, path);
   return app;
 }
 
@@ -101,16 +98,7 @@ function devicesOf(body: z.output<typeof DeviceTokenBody>): DeviceTokenInput[] {
   return devices.filter((d, i) => devices.findIndex((e) => e.token === d.token) === i);
 }
 
-/** Path parameters naming the contact: `{id}` or `{external_id}`. */
-type RefParams = z.ZodObject<Record<string, z.ZodString>>;
-
-function register(
-  app: OpenAPIHono<AppEnv>,
-  deps: Deps,
-  base: string,
-  params: RefParams,
-  refOf: (params: Record<string, string>) => ContactRef,
-): void {
+function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }: ContactPath): void {
   const db = deps.sql;
   app.openapi(
     createRoute({

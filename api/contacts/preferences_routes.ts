@@ -1,4 +1,4 @@
-import { createRoute, type OpenAPIHono, z } from "@hono/zod-openapi";
+import { createRoute, type OpenAPIHono } from "@hono/zod-openapi";
 import {
   type Category,
   findPreferences,
@@ -12,22 +12,19 @@ import type { Channel } from "../../shared/providers/types.ts";
 import type { Deps } from "../../shared/deps.ts";
 import { newRouter } from "../../shared/http/app.ts";
 import type { AppEnv } from "../../shared/http/env.ts";
-import { byExternalId, byId, found } from "./refs.ts";
+import { CONTACT_PATHS, type ContactPath, found } from "./refs.ts";
 import {
   CategoryParam,
   ChannelParam,
   Contact,
   contactBody,
   errors,
-  ExternalIdParams,
-  IdParams,
-  jsonBody,
-  jsonResponse,
   orderedPreferences,
   PreferencesBody,
   PreferencesView,
   SubscribedBody,
 } from "./schemas.ts";
+import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
 
 const tags = ["Contact preferences"];
 const updated = jsonResponse(Contact, "The updated contact");
@@ -38,21 +35,11 @@ const updated = jsonResponse(Contact, "The updated contact");
  */
 export function preferencesRoutes(deps: Deps) {
   const app = newRouter();
-  register(app, deps, "/external/{external_id}", ExternalIdParams, (p) => byExternalId(p.external_id));
-  register(app, deps, "/{id}", IdParams, (p) => byId(p.id));
+  for (const path of CONTACT_PATHS) register(app, deps, path);
   return app;
 }
 
-/** Path parameters naming the contact: `{id}` or `{external_id}`. */
-type RefParams = z.ZodObject<Record<string, z.ZodString>>;
-
-function register(
-  app: OpenAPIHono<AppEnv>,
-  deps: Deps,
-  base: string,
-  params: RefParams,
-  refOf: (params: Record<string, string>) => ContactRef,
-): void {
+function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }: ContactPath): void {
   const db = deps.sql;
   const withChannel = params.extend({ channel: ChannelParam });
   const withCategory = withChannel.extend({ category: CategoryParam });

@@ -16,11 +16,10 @@ import {
   errors,
   ExternalIdParams,
   IdParams,
-  jsonBody,
-  jsonResponse,
   ListQuery,
   UpdateContactBody,
 } from "./schemas.ts";
+import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
 
 const tags = ["Contacts"];
 

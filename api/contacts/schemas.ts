@@ -2,46 +2,21 @@ import { z } from "@hono/zod-openapi";
 import { isValidDeviceToken } from "../../shared/contacts/device_tokens.ts";
 import { SORT_COLUMNS } from "../../shared/contacts/list.ts";
 import type { ContactRow } from "../../shared/contacts/queries.ts";
+import { errorResponses, timestamp } from "../../shared/http/schemas.ts";
 import { specMessage } from "../../shared/http/validation.ts";
 
 const MISSING_EMAIL = specMessage("Missing required field: email", "email", "required");
 const INVALID_EMAIL = specMessage("Invalid email format", "email", "invalid_format");
 const INVALID_TOKEN = specMessage("Invalid device token format", "token", "invalid_format");
 
-const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T10:00:00.000Z" });
-
-/** Shape A error body. */
-export const ErrorBody = z.object({
-  statusCode: z.number().int(),
-  message: z.union([z.string(), z.array(z.string())]),
-  error: z.string(),
-  code: z.string(),
-  details: z.object({ field: z.string(), code: z.string() }).optional(),
-}).openapi("Error");
-
 /** Response entries for the error statuses a route answers. */
-export function errors(...statuses: (400 | 403 | 404 | 409 | 422)[]) {
-  const descriptions = {
-    400: "Invalid request",
-    403: "Insufficient permissions",
-    404: "Contact not found",
-    409: "Duplicate email or external_id",
-    422: "Idempotency-Key reused with another body",
-  };
-  return Object.fromEntries(
-    statuses.map((s) => [s, { description: descriptions[s], content: { "application/json": { schema: ErrorBody } } }]),
-  );
-}
-
-/** A JSON body as a createRoute `request.body` (required, so a missing body is validated as `{}`). */
-export function jsonBody<T extends z.ZodType>(schema: T) {
-  return { required: true, content: { "application/json": { schema } } };
-}
-
-/** A JSON response entry. */
-export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
-  return { description, content: { "application/json": { schema } } };
-}
+export const errors = errorResponses({
+  400: "Invalid request",
+  403: "Insufficient permissions",
+  404: "Contact not found",
+  409: "Duplicate email or external_id",
+  422: "Idempotency-Key reused with another body",
+});
 
 export const CHANNEL_VALUES = ["email", "sms", "whatsapp", "push"] as const;
 export const CATEGORY_VALUES = ["transactional", "promotional"] as const;

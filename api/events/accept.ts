@@ -39,6 +39,6 @@ export async function acceptEvent(deps: Deps, input: EventInput): Promise<{ trig
     created_at: input.now,
     scheduled_for: input.at ?? null,
   };
-  await workflowAcceptor(deps).accept(start);
+  await workflowAcceptor(deps).accept(start, input.now);
   return { triggerId: ids.trigger_id, jobId: ids.job_id };
 }

@@ -91,7 +91,7 @@ export async function recordDeliveryState(
         else delivered_at end,
       read_at = case when ${state} = 'read' then coalesce(read_at, now()) else read_at end,
       error = case when ${state} = 'failed' then coalesce(${error ?? null}, error) else error end
-    where provider_message_id = ${providerMessageId}
+    where provider_message_id = ${providerMessageId} and provider <> 'outbox'
       and (delivery_status is null or delivery_status = any(${allowedFrom}::text[]))
     returning id, team_id, trigger_id, execution_id, channel, contact_id, delivery_status`;
   return row;

@@ -42,8 +42,7 @@ dbTest("POST /messages/send renders a template with the direct recipient's names
     direct_last_name: "Diddley",
     variables: { greeting: "Howdy" },
   });
-  const { trigger_id } = await res.json();
-  await f.waitForTrigger(trigger_id);
+  const { trigger_id } = await f.finished(res);
   assert.deepEqual((await f.outbox(trigger_id)).map((m) => [m.subject, m.body]), [[
     "Welcome Bo",
     "<p>Howdy Diddley</p>",
@@ -72,10 +71,7 @@ dbTest("POST /messages/send takes from_email only on a verified domain of the te
 
 dbTest("POST /messages/send answers its validation errors", async () => {
   const f = await sendingFixture();
-  const send = async (body: Record<string, unknown>) => {
-    const res = await f.post("/api/v1/messages/send", body);
-    return { status: res.status, body: await res.json() };
-  };
+  const send = (body: Record<string, unknown>) => f.send("/api/v1/messages/send", body);
   const empty = await send({ recipient_type: "direct_email", direct_email: "a@example.com" });
   assert.equal(empty.status, 400);
   assert.deepEqual(empty.body.message, ["subject should not be empty", "content should not be empty"]);
@@ -139,20 +135,9 @@ dbTest("POST /messages/send reaches a segment's contacts and all contacts", asyn
     subject: "S",
     content: "C",
   });
-  assert.equal(seg.status, 201);
-  assert.deepEqual((await f.waitForTrigger((await seg.json()).trigger_id)).summary, {
-    total_contacts: 1,
-    sent: 1,
-    failed: 0,
-    filtered: 0,
-  });
+  assert.deepEqual((await f.finished(seg)).trigger.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
   const all = await f.post("/api/v1/messages/send", { recipient_type: "all", subject: "S", content: "C" });
-  assert.deepEqual((await f.waitForTrigger((await all.json()).trigger_id)).summary, {
-    total_contacts: 3,
-    sent: 3,
-    failed: 0,
-    filtered: 0,
-  });
+  assert.deepEqual((await f.finished(all)).trigger.summary, { total_contacts: 3, sent: 3, failed: 0, filtered: 0 });
 });
 
 dbTest("POST /messages/send with scheduled_at is scheduled (no delay_ms on email)", async () => {

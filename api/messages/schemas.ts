@@ -1,40 +1,15 @@
 import { z } from "@hono/zod-openapi";
-
-const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T10:00:00.000Z" });
-
-/** Shape A error body. */
-const ErrorBody = z.object({
-  statusCode: z.number().int(),
-  message: z.union([z.string(), z.array(z.string())]),
-  error: z.string(),
-  code: z.string(),
-  details: z.record(z.string(), z.unknown()).optional(),
-});
+import { errorResponses, timestamp } from "../../shared/http/schemas.ts";
 
 /** Response entries for the error statuses a send or tracking route answers. */
-export function errors(...statuses: (400 | 403 | 404 | 409 | 422 | 429)[]) {
-  const descriptions = {
-    400: "Invalid request",
-    403: "Insufficient permissions",
-    404: "Not found",
-    409: "A request with this Idempotency-Key is in progress",
-    422: "Idempotency-Key reused with another body",
-    429: "Rate limit exceeded",
-  };
-  return Object.fromEntries(
-    statuses.map((s) => [s, { description: descriptions[s], content: { "application/json": { schema: ErrorBody } } }]),
-  );
-}
-
-/** A JSON body as a createRoute `request.body` (required, so a missing body is validated as `{}`). */
-export function jsonBody<T extends z.ZodType>(schema: T) {
-  return { required: true, content: { "application/json": { schema } } };
-}
-
-/** A JSON response entry. */
-export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
-  return { description, content: { "application/json": { schema } } };
-}
+export const errors = errorResponses({
+  400: "Invalid request",
+  403: "Insufficient permissions",
+  404: "Not found",
+  409: "A request with this Idempotency-Key is in progress",
+  422: "Idempotency-Key reused with another body",
+  429: "Rate limit exceeded",
+});
 
 /** A string or a list of strings (tags). */
 export const TagList = z.union([z.string(), z.array(z.string())]);

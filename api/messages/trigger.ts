@@ -12,16 +12,17 @@ import {
   costOfOne,
   ensureAffordable,
   fanOutRecipient,
-  newSendIds,
+  newSendSpec,
   required,
   scheduledFor,
   sendingService,
   templateNotApproved,
   variablesOf,
 } from "../../shared/sending/accept.ts";
-import type { Content, Recipient, SendSpec } from "../../shared/sending/spec.ts";
+import type { Content, Recipient } from "../../shared/sending/spec.ts";
 import type { Template } from "../../shared/templates.ts";
-import { errors, jsonBody, jsonResponse, TriggerAccepted, TriggerBody } from "./schemas.ts";
+import { errors, TriggerAccepted, TriggerBody } from "./schemas.ts";
+import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
 
 const CHANNELS: readonly Channel[] = ["email", "sms", "whatsapp", "push"];
 
@@ -157,20 +158,17 @@ export function addTriggerRoute(app: OpenAPIHono<AppEnv>, deps: Deps): void {
         await ensureAffordable(service, team.id, total);
       }
 
-      const spec: SendSpec = {
-        ...newSendIds(),
+      const spec = newSendSpec({
         team_id: team.id,
         sandbox: c.var.apiKey.test,
         trigger_type: "multi_channel",
-        recipient_type: body.recipient_type,
+        body,
         recipient,
-        executions: contents.map((content) => ({ id: crypto.randomUUID(), content })),
+        contents,
         variables,
-        metadata: body.metadata ?? {},
-        campaign_name: body.campaign_name,
-        created_at: now,
-        scheduled_for: at ?? null,
-      };
+        now,
+        at,
+      });
       await service.acceptor.accept(spec, now);
       const scheduled = spec.scheduled_for !== null;
       return c.json({

@@ -21,9 +21,7 @@ dbTest("POST /messages/trigger sends one template on several channels, one execu
     first_name: "Uma",
     custom_fields: { phone: "+14155550177" },
   });
-  await f.deps.sql`insert into device_tokens ${
-    f.deps.sql({ team_id: f.team.id, contact_id: contact.id, token: TOKEN, platform: "android" })
-  }`;
+  await f.device(contact.id, TOKEN);
   const res = await f.post("/api/v1/messages/trigger", {
     recipient_type: "contact",
     contact_external_id: "u-7",
@@ -88,9 +86,7 @@ dbTest("POST /messages/trigger uses push_title and push_body when there is no pu
   const f = await sendingFixture();
   await f.template("email", "note", { subject: "S", html: "H" });
   const contact = await f.contact({ external_id: "p-1" });
-  await f.deps.sql`insert into device_tokens ${
-    f.deps.sql({ team_id: f.team.id, contact_id: contact.id, token: TOKEN, platform: "android" })
-  }`;
+  await f.device(contact.id, TOKEN);
   const res = await f.post("/api/v1/messages/trigger", {
     recipient_type: "contact",
     contact_external_id: "p-1",
@@ -100,9 +96,7 @@ dbTest("POST /messages/trigger uses push_title and push_body when there is no pu
     push_body: "Pong {{n}}",
     variables: { n: 1 },
   });
-  assert.equal(res.status, 200);
-  const { trigger_id } = await res.json();
-  await f.waitForTrigger(trigger_id);
+  const { trigger_id } = await f.finished(res, 200);
   const push = (await f.outbox(trigger_id)).filter((m) => m.channel === "push");
   assert.deepEqual(push.map((m) => [m.subject, m.body]), [["Ping", "Pong 1"]]);
 });

@@ -6,17 +6,6 @@ import { sendingFixture } from "../../worker/testing.ts";
 const ANDROID = "fcm:" + "A1".repeat(30);
 const IOS = "ab".repeat(32);
 
-async function device(
-  f: Awaited<ReturnType<typeof sendingFixture>>,
-  contactId: string,
-  token: string,
-  platform = "android",
-) {
-  await f.deps.sql`insert into device_tokens ${
-    f.deps.sql({ team_id: f.team.id, contact_id: contactId, token, platform })
-  }`;
-}
-
 dbTest("POST /push/send to a device token delivers title and body", async () => {
   const f = await sendingFixture();
   const res = await f.post("/api/v1/push/send", {
@@ -29,14 +18,8 @@ dbTest("POST /push/send to a device token delivers title and body", async () => 
     actions: [{ title: "Open", action: "open" }],
     custom_data: { order: 42 },
   });
-  assert.equal(res.status, 201);
-  const { trigger_id } = await res.json();
-  assert.deepEqual((await f.waitForTrigger(trigger_id)).summary, {
-    total_contacts: 1,
-    sent: 1,
-    failed: 0,
-    filtered: 0,
-  });
+  const { trigger_id, trigger } = await f.finished(res);
+  assert.deepEqual(trigger.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
   assert.deepEqual((await f.outbox(trigger_id)).map((m) => [m.channel, m.to_address, m.subject, m.body]), [
     ["push", ANDROID, "Hello Ann", "Welcome"],
   ]);
@@ -48,18 +31,12 @@ dbTest("POST /push/send to a contact goes to each of its devices, from a templat
   const [{ id: templateId }] = await f.deps.sql`
     select id from templates where team_id = ${f.team.id} and channel = 'push' and key = 'news'`;
   const c = await f.contact({ external_id: "dev", email: "dev@example.com" });
-  await device(f, c.id, ANDROID);
-  await device(f, c.id, IOS, "ios");
+  await f.device(c.id, ANDROID);
+  await f.device(c.id, IOS, "ios");
   for (const ref of [{ template_key: "news" }, { template_id: templateId }]) {
     const res = await f.post("/api/v1/push/send", { recipient_type: "contact", contact_external_id: "dev", ...ref });
-    assert.equal(res.status, 201);
-    const { trigger_id } = await res.json();
-    assert.deepEqual((await f.waitForTrigger(trigger_id)).summary, {
-      total_contacts: 2,
-      sent: 2,
-      failed: 0,
-      filtered: 0,
-    });
+    const { trigger_id, trigger } = await f.finished(res);
+    assert.deepEqual(trigger.summary, { total_contacts: 2, sent: 2, failed: 0, filtered: 0 });
     assert.deepEqual(
       (await f.outbox(trigger_id)).map((m) => [m.to_address, m.body]).sort(),
       [
@@ -74,8 +51,8 @@ dbTest("POST /push/send to a segment filters promotional pushes by preference", 
   const f = await sendingFixture();
   const a = await f.contact({ tags: ["beta"] });
   const b = await f.contact({ tags: ["beta"] });
-  await device(f, a.id, ANDROID);
-  await device(f, b.id, "x".repeat(40));
+  await f.device(a.id, ANDROID);
+  await f.device(b.id, "x".repeat(40));
   await f.deps
     .sql`update contacts set preferences = jsonb_set(preferences, '{push,promotional}', 'true') where id = ${a.id}`;
   await upsertSegment(f.deps.sql, f.team.id, "beta-users", { name: "Beta", filter: { tags_any: ["beta"] } });
@@ -86,14 +63,8 @@ dbTest("POST /push/send to a segment filters promotional pushes by preference", 
     body: "New feature",
     message_category: "promotional",
   });
-  assert.equal(res.status, 201);
-  const { trigger_id } = await res.json();
-  assert.deepEqual((await f.waitForTrigger(trigger_id)).summary, {
-    total_contacts: 2,
-    sent: 1,
-    failed: 0,
-    filtered: 1,
-  });
+  const { trigger } = await f.finished(res);
+  assert.deepEqual(trigger.summary, { total_contacts: 2, sent: 1, failed: 0, filtered: 1 });
 });
 
 dbTest("POST /push/send with scheduled_at answers scheduled_for and delay_ms", async () => {
@@ -117,10 +88,7 @@ dbTest("POST /push/send answers the errors of the specification", async () => {
   const f = await sendingFixture();
   const lonely = await f.contact({ external_id: "lonely", tags: ["none"] });
   void lonely;
-  const send = async (body: Record<string, unknown>) => {
-    const res = await f.post("/api/v1/push/send", body);
-    return { status: res.status, body: await res.json() };
-  };
+  const send = (body: Record<string, unknown>) => f.send("/api/v1/push/send", body);
   const noTitle = await send({ recipient_type: "direct_push", direct_device_token: ANDROID, body: "B" });
   assert.equal(noTitle.status, 400);
   assert.deepEqual(noTitle.body.message, ["title should not be empty"]);

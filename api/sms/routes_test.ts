@@ -74,14 +74,8 @@ dbTest("POST /sms/send to a contact fills the contact variables and uses custom_
     recipient_type: "contact",
     contact_external_id: "u-1",
   });
-  assert.equal(res.status, 201);
-  const { trigger_id } = await res.json();
-  assert.deepEqual((await f.waitForTrigger(trigger_id)).summary, {
-    total_contacts: 1,
-    sent: 1,
-    failed: 0,
-    filtered: 0,
-  });
+  const { trigger_id, trigger } = await f.finished(res);
+  assert.deepEqual(trigger.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
   assert.deepEqual((await f.outbox(trigger_id)).map((m) => [m.to_address, m.body]), [
     ["+14155550199", "Hi Ann Lee (u-1, +14155550199)"],
   ]);
@@ -203,10 +197,7 @@ dbTest("POST /sms/send accepts trigger_at and scheduled_at as aliases of trigger
 dbTest("POST /sms/send answers the errors of the specification", async () => {
   const f = await sendingFixture();
   await f.template("sms", "hi", { body: "Hi" });
-  const send = async (body: Record<string, unknown>) => {
-    const res = await f.post("/api/v1/sms/send", body);
-    return { status: res.status, body: await res.json() };
-  };
+  const send = (body: Record<string, unknown>) => f.send("/api/v1/sms/send", body);
   const direct = { template_key: "hi", recipient_type: "direct_sms", direct_phone: "+14155550123" };
 
   const missing = await send({ ...direct, template_key: "nope" });

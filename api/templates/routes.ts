@@ -2,7 +2,8 @@ import { createRoute } from "@hono/zod-openapi";
 import type { Deps } from "../../shared/deps.ts";
 import { newRouter } from "../../shared/http/app.ts";
 import type { Template } from "../../shared/templates.ts";
-import { errors, jsonResponse } from "../messages/schemas.ts";
+import { errors } from "../messages/schemas.ts";
+import { jsonResponse } from "../../shared/http/schemas.ts";
 import { TemplateList, TemplatesQuery } from "./schemas.ts";
 
 const PLACEHOLDER = /\{\{\s*([\w.-]+)\s*\}\}/g;

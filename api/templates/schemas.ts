@@ -1,6 +1,5 @@
 import { z } from "@hono/zod-openapi";
-
-const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T10:00:00.000Z" });
+import { timestamp } from "../../shared/http/schemas.ts";
 
 /** GET /templates query. */
 export const TemplatesQuery = z.object({

@@ -10,9 +10,9 @@ import {
   ExecutionParams,
   JobList,
   JobsParams,
-  jsonResponse,
   PageQuery,
 } from "../messages/schemas.ts";
+import { jsonResponse } from "../../shared/http/schemas.ts";
 import { findExecution, listExecutions, listJobs } from "./tracking.ts";
 
 interface Options {

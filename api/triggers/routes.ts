@@ -2,7 +2,8 @@ import { createRoute } from "@hono/zod-openapi";
 import type { Deps } from "../../shared/deps.ts";
 import { NotFoundError } from "../../shared/errors.ts";
 import { newRouter } from "../../shared/http/app.ts";
-import { errors, jsonResponse } from "../messages/schemas.ts";
+import { errors } from "../messages/schemas.ts";
+import { jsonResponse } from "../../shared/http/schemas.ts";
 import { DirectTrigger, Trigger, TriggerParams } from "./schemas.ts";
 import { findTrigger, jobsEndpoint, type TriggerView } from "./tracking.ts";
 

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
+import { timestamp } from "../../shared/http/schemas.ts";
 import { Execution } from "../messages/schemas.ts";
 
-const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T10:00:00.000Z" });
 const Status = z.enum(["pending", "processing", "completed", "failed"]);
 
 /** A trigger id in a path. */

@@ -58,19 +58,7 @@ interface TriggerRow {
   scheduled_for: Date | null;
 }
 
-interface ExecutionRow {
-  id: string;
-  trigger_id: string;
-  team_id: string;
-  channel: Channel;
-  status: SendStatus;
-  total_contacts: number;
-  sent_count: number;
-  failed_count: number;
-  filtered_count: number;
-  created_at: Date;
-  completed_at: Date | null;
-}
+type ExecutionRow = ExecutionView & { team_id: string };
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

@@ -25,13 +25,12 @@ import {
   endpointBody,
   errors,
   IdParams,
-  jsonBody,
-  jsonResponse,
   UpdateWebhookBody,
   WebhookEndpoint,
   WebhookEndpointWithSecret,
   WebhookList,
 } from "./schemas.ts";
+import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
 
 const tags = ["Webhooks"];
 

@@ -1,34 +1,10 @@
 import { z } from "@hono/zod-openapi";
+import { errorResponses, timestamp } from "../../shared/http/schemas.ts";
 import { EVENT_TYPES } from "../../shared/webhook_events.ts";
 import type { AttemptRow, EndpointRow } from "./queries.ts";
 
-const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T10:00:00.000Z" });
-
-/** Shape A error body. */
-const ErrorBody = z.object({
-  statusCode: z.number().int(),
-  message: z.union([z.string(), z.array(z.string())]),
-  error: z.string(),
-  code: z.string(),
-});
-
 /** Response entries for the error statuses a route answers. */
-export function errors(...statuses: (400 | 404)[]) {
-  const descriptions = { 400: "Invalid request", 404: "Webhook endpoint not found" };
-  return Object.fromEntries(
-    statuses.map((s) => [s, { description: descriptions[s], content: { "application/json": { schema: ErrorBody } } }]),
-  );
-}
-
-/** A JSON body as a createRoute `request.body`. */
-export function jsonBody<T extends z.ZodType>(schema: T) {
-  return { required: true, content: { "application/json": { schema } } };
-}
-
-/** A JSON response entry. */
-export function jsonResponse<T extends z.ZodType>(schema: T, description: string) {
-  return { description, content: { "application/json": { schema } } };
-}
+export const errors = errorResponses({ 400: "Invalid request", 404: "Webhook endpoint not found" });
 
 const EventTypes = z.array(z.enum(EVENT_TYPES)).min(1).openapi({
   description: "Event types to receive; every type (present and future) when omitted.",

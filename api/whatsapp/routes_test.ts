@@ -13,14 +13,8 @@ dbTest("POST /whatsapp/send fills numbered placeholders and charges the conversa
     conversation_category: "UTILITY",
     variables: { "1": "Ann", "2": "#42" },
   });
-  assert.equal(res.status, 201);
-  const { trigger_id } = await res.json();
-  assert.deepEqual((await f.waitForTrigger(trigger_id)).summary, {
-    total_contacts: 1,
-    sent: 1,
-    failed: 0,
-    filtered: 0,
-  });
+  const { trigger_id, trigger } = await f.finished(res);
+  assert.deepEqual(trigger.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
   assert.deepEqual((await f.outbox(trigger_id)).map((m) => [m.channel, m.to_address, m.body]), [
     ["whatsapp", "+447700900001", "Hi Ann, order #42 shipped"],
   ]);
@@ -39,8 +33,7 @@ dbTest("POST /whatsapp/send takes variables as a list for {{1}}, {{2}}", async (
     conversation_category: "MARKETING",
     variables: ["one", "two"],
   }, f.keys.test);
-  const { trigger_id } = await res.json();
-  await f.waitForTrigger(trigger_id);
+  const { trigger_id } = await f.finished(res);
   assert.deepEqual((await f.outbox(trigger_id)).map((m) => m.body), ["one and two"]);
 });
 
@@ -58,13 +51,8 @@ dbTest("POST /whatsapp/send MARKETING filters contacts without WhatsApp promotio
     tag: ["wa"],
     conversation_category: "MARKETING",
   });
-  const { trigger_id } = await res.json();
-  assert.deepEqual((await f.waitForTrigger(trigger_id)).summary, {
-    total_contacts: 2,
-    sent: 1,
-    failed: 0,
-    filtered: 1,
-  });
+  const { trigger_id, trigger } = await f.finished(res);
+  assert.deepEqual(trigger.summary, { total_contacts: 2, sent: 1, failed: 0, filtered: 1 });
   assert.deepEqual((await f.outbox(trigger_id)).map((m) => m.to_address), ["+447700900004"]);
   assert.equal(await f.balance(), 0.975);
 });
@@ -79,10 +67,7 @@ dbTest("POST /whatsapp/send answers the errors of the specification", async () =
     direct_whatsapp: "+447700900005",
     conversation_category: "UTILITY",
   };
-  const send = async (body: Record<string, unknown>) => {
-    const res = await f.post("/api/v1/whatsapp/send", { ...base, ...body });
-    return { status: res.status, body: await res.json() };
-  };
+  const send = (body: Record<string, unknown>) => f.send("/api/v1/whatsapp/send", { ...base, ...body });
   const notApproved = await send({ template_key: "waiting" });
   assert.equal(notApproved.status, 400);
   assert.equal(notApproved.body.message, "Template 'waiting' is not approved");

@@ -72,7 +72,7 @@ async function start(deps: Deps, c: Context<AppEnv>, body: TriggerWorkflowData) 
     created_at: now,
     scheduled_for: at ?? null,
   };
-  await workflowAcceptor(deps).accept(workflowStart);
+  await workflowAcceptor(deps).accept(workflowStart, now);
   const scheduled = at === undefined ? {} : { scheduled_for: new Date(at).toISOString() };
   return c.json({
     success: true,

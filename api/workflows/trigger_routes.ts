@@ -4,6 +4,7 @@ import type { Deps } from "../../shared/deps.ts";
 import { NotFoundError } from "../../shared/errors.ts";
 import { newRouter } from "../../shared/http/app.ts";
 import { sendKeys } from "../../shared/sending/keys.ts";
+import { findPendingRecord, type TriggerRecord } from "../../shared/sending/trigger_record.ts";
 import { findTrigger } from "../triggers/tracking.ts";
 import { iso } from "./queries.ts";
 
@@ -50,8 +51,8 @@ async function workflowsOf(deps: Deps, teamId: string, triggerId: string) {
     select w.id, w.name from workflow_runs r join workflows w on w.id = r.workflow_id
     where r.trigger_id = ${triggerId} order by r.created_at, w.id`;
   if (rows.length > 0) return rows;
-  const pending = await deps.kv.get<{ workflow_id?: string }>(sendKeys.trigger(triggerId));
-  const id = pending.value?.workflow_id;
+  const stored = await deps.kv.get<TriggerRecord>(sendKeys.trigger(triggerId));
+  const id = (stored.value ?? await findPendingRecord(deps.kv, triggerId))?.workflow_id;
   if (!id) return [];
   return await db<{ id: string; name: string }[]>`
     select id, name from workflows where team_id = ${teamId} and id = ${id}`;

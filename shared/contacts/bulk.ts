@@ -1,5 +1,5 @@
-import { asJson, type Db } from "../db.ts";
-import { type ContactRow, duplicateContactError, type NewContact } from "./queries.ts";
+import type { Db } from "../db.ts";
+import { type ContactRow, duplicateContactError, type NewContact, newContactRow } from "./queries.ts";
 
 /** A contact of the batch that was not created because it already exists. */
 export interface SkippedContact {
@@ -26,17 +26,7 @@ export async function createContacts(db: Db, teamId: string, inputs: NewContact[
   const rows = [];
   const inputOf = new Map<string, NewContact>();
   for (const input of inputs) {
-    const row = {
-      team_id: teamId,
-      email: input.email,
-      external_id: input.external_id ?? `auto_gen_${crypto.randomUUID()}`,
-      first_name: input.first_name ?? null,
-      last_name: input.last_name ?? null,
-      tags: input.tags ?? [],
-      is_active: input.is_active ?? true,
-      custom_fields: asJson(input.custom_fields ?? {}),
-      metadata: asJson(input.metadata ?? {}),
-    };
+    const row = newContactRow(teamId, input);
     const email = row.email.toLowerCase();
     if (emails.has(email) || externalIds.has(row.external_id)) {
       const constraint = emails.has(email) ? "contacts_team_email" : "contacts_team_external_id";

@@ -1,18 +1,13 @@
 import type postgres from "postgres";
 import type { Db } from "../db.ts";
 import { ValidationError } from "../errors.ts";
+import type { ContactRow } from "./queries.ts";
 
 /** A contact as lists show it. */
-export interface ContactListRow {
-  id: string;
-  external_id: string;
-  email: string;
-  first_name: string | null;
-  last_name: string | null;
-  tags: string[];
-  is_active: boolean;
-  created_at: Date;
-}
+export type ContactListRow = Pick<
+  ContactRow,
+  "id" | "external_id" | "email" | "first_name" | "last_name" | "tags" | "is_active" | "created_at"
+>;
 
 /** What a contact list may be narrowed by. */
 export interface ContactFilters {

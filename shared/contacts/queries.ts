@@ -56,12 +56,9 @@ export async function findContactByEmail(db: Db, teamId: string, email: string):
   return row;
 }
 
-/**
- * Creates a contact (external id generated as `auto_gen_<uuid>` when omitted). A duplicate email or
- * external id is a ConflictError with the specification's message.
- */
-export async function createContact(db: Db, teamId: string, input: NewContact): Promise<ContactRow> {
-  const row = {
+/** The row to insert for a new contact: defaults filled, external id generated as `auto_gen_<uuid>` when omitted. */
+export function newContactRow(teamId: string, input: NewContact) {
+  return {
     team_id: teamId,
     email: input.email,
     external_id: input.external_id ?? `auto_gen_${crypto.randomUUID()}`,
@@ -72,6 +69,14 @@ export async function createContact(db: Db, teamId: string, input: NewContact): 
     custom_fields: asJson(input.custom_fields ?? {}),
     metadata: asJson(input.metadata ?? {}),
   };
+}
+
+/**
+ * Creates a contact (external id generated as `auto_gen_<uuid>` when omitted). A duplicate email or
+ * external id is a ConflictError with the specification's message.
+ */
+export async function createContact(db: Db, teamId: string, input: NewContact): Promise<ContactRow> {
+  const row = newContactRow(teamId, input);
   try {
     const [contact]: [ContactRow] = await db`insert into contacts ${db(row)} returning *`;
     return contact;

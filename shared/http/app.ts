@@ -36,12 +36,27 @@ export function handleError(err: Error, c: Context<AppEnv>): Response {
     const code = status === 413 ? "payload_too_large" : status === 400 ? "invalid_request" : "http_error";
     return errorResponse(c, new AppError(status, code, message));
   }
+  if (isUnstorableText(err)) {
+    const message = "Text must not contain NUL (U+0000) characters or unpaired surrogates";
+    return errorResponse(c, new AppError(400, "invalid_characters", message));
+  }
   const requestId = c.get("requestId");
   log("error", "unhandled error", { request_id: requestId, error: String(err), stack: err.stack });
   return errorResponse(
     c,
     new AppError(500, "internal_error", "Internal server error", { extra: { request_id: requestId } }),
   );
+}
+
+/**
+ * Postgres refuses U+0000 in text (22021) and in jsonb (22P05), and an unpaired surrogate (`\ud800`)
+ * in jsonb (22P02 on type json). Such a value can only come from the request (a path, query or body
+ * string), so it is a bad request, not a 500.
+ */
+function isUnstorableText(err: Error): boolean {
+  const code = (err as { code?: unknown }).code;
+  return code === "22P05" || (code === "22021" && err.message.includes("0x00")) ||
+    (code === "22P02" && err.message.includes("type json"));
 }
 
 /** The root app: request ids, access logs, JSON body handling, one error path, 404s. */

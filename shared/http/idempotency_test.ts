@@ -86,3 +86,20 @@ dbTest("idempotency() does not keep a 409 duplicate answer: a retry runs again",
   assert.equal(retry.status, 201);
   assert.equal(retry.headers.get("idempotent-replayed"), null);
 });
+
+dbTest("idempotency() keeps and replays an answer larger than a KV value (a 1,000-contact bulk create)", async () => {
+  const { call } = await contactsFixture();
+  const contacts = Array.from(
+    { length: 1_000 },
+    () => ({ ...randomContact(), custom_fields: { note: "n".repeat(200) } }),
+  );
+  const headers = { "Idempotency-Key": crypto.randomUUID() };
+  const first = await call("POST", "/bulk", { contacts }, headers);
+  assert.equal(first.status, 200, JSON.stringify(first.body).slice(0, 200));
+  assert.equal(first.body.summary.created_count, 1_000);
+  assert.ok(JSON.stringify(first.body).length > 256 * 1024, "the answer is far over 64 KiB");
+  const again = await call("POST", "/bulk", { contacts }, headers);
+  assert.equal(again.status, 200);
+  assert.equal(again.headers.get("idempotent-replayed"), "true");
+  assert.deepEqual(again.body, first.body);
+});

@@ -39,10 +39,19 @@ export class OutboxProvider implements Provider {
     return { providerMessageId: `outbox_${message.id}` };
   }
 
-  /** Records many messages in one INSERT (the fan-out path). */
+  /**
+   * Records many messages in one INSERT over column arrays (the fan-out path): seven parameters
+   * whatever the number of messages, far cheaper to build and parse than one per value.
+   */
   async sendMany(messages: OutboundMessage[]): Promise<SendResult[]> {
     if (messages.length > 0) {
-      await this.#db`insert into outbox ${this.#db(messages.map(toRow))} on conflict (id) do nothing`;
+      const rows = messages.map(toRow);
+      const col = <K extends keyof ReturnType<typeof toRow>>(k: K) => rows.map((r) => r[k]);
+      await this.#db`
+        insert into outbox (id, team_id, channel, to_address, subject, body, trigger_id)
+        select * from unnest(${col("id")}::text[], ${col("team_id")}::uuid[], ${col("channel")}::text[],
+          ${col("to_address")}::text[], ${col("subject")}::text[], ${col("body")}::text[], ${col("trigger_id")}::uuid[])
+        on conflict (id) do nothing`;
     }
     return messages.map((m) => ({ providerMessageId: `outbox_${m.id}` }));
   }

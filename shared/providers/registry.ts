@@ -14,6 +14,16 @@ export interface Providers {
   readonly outbox: OutboxProvider;
 }
 
+/**
+ * The URL Twilio posts a team's message statuses to (POST /api/v1/inbound/twilio/status), on the
+ * service's PUBLIC_URL; undefined without one (Twilio then reports to the number's own settings).
+ */
+export function twilioStatusCallback(config: Config): ((teamId: string) => string) | undefined {
+  const base = config.PUBLIC_URL?.replace(/\/+$/, "");
+  if (!base) return undefined;
+  return (teamId) => `${base}/api/v1/inbound/twilio/status?team_id=${encodeURIComponent(teamId)}`;
+}
+
 /** The real providers the configuration has credentials for, by channel. */
 export function realProviders(config: Config): Partial<Record<Channel, Provider>> {
   const real: Partial<Record<Channel, Provider>> = {};
@@ -25,6 +35,7 @@ export function realProviders(config: Config): Partial<Record<Channel, Provider>
       accountSid: config.TWILIO_ACCOUNT_SID,
       authToken: config.TWILIO_AUTH_TOKEN,
       baseUrl: config.TWILIO_BASE_URL,
+      statusCallback: twilioStatusCallback(config),
     });
     real.sms = twilio;
     real.whatsapp = twilio;

@@ -35,3 +35,33 @@ Deno.test("createProviders() sends through configured real providers and keeps s
     await twilio.close();
   }
 });
+
+Deno.test("createProviders() asks Twilio for status callbacks on PUBLIC_URL with the team id", async () => {
+  await using twilio = startFakeTwilio({ accountSid: "AC123", authToken: "secret" });
+  const twilioConfig = {
+    TWILIO_ACCOUNT_SID: "AC123",
+    TWILIO_AUTH_TOKEN: "secret",
+    TWILIO_BASE_URL: twilio.url,
+  };
+  const teamId = crypto.randomUUID();
+  const sms = {
+    id: "01J0000000000000000000000B",
+    teamId,
+    channel: "sms" as const,
+    to: "+14155550123",
+    from: "+15005550006",
+    text: "Hi",
+  };
+  const withUrl = createProviders(
+    parseConfig({ ...twilioConfig, PUBLIC_URL: "https://msg.example.com/" }),
+    undefined as never,
+  );
+  await withUrl.get("sms", { sandbox: false }).send(sms);
+  await withUrl.get("whatsapp", { sandbox: false }).send({ ...sms, channel: "whatsapp" });
+  const without = createProviders(parseConfig(twilioConfig), undefined as never);
+  await without.get("sms", { sandbox: false }).send(sms);
+
+  const callbacks = twilio.requests.map((r) => new URLSearchParams(r.body).get("StatusCallback"));
+  const expected = `https://msg.example.com/api/v1/inbound/twilio/status?team_id=${teamId}`;
+  assert.deepEqual(callbacks, [expected, expected, null]);
+});

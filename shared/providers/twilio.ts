@@ -8,6 +8,8 @@ export interface TwilioProviderOptions {
   authToken: string;
   /** API base URL (instead of `https://api.twilio.com`); a fake server's in tests. */
   baseUrl?: string;
+  /** Where Twilio should post status changes of a team's messages; no callbacks when absent. */
+  statusCallback?: (teamId: string) => string;
 }
 
 /** The SDK's `RequestClient.RequestOptions<TData>` (its namespace is not re-exported). */
@@ -60,6 +62,7 @@ export function createTwilioProvider(options: TwilioProviderOptions): Provider {
           to: address(message.to),
           body: message.text ?? "",
           ...sender,
+          ...(options.statusCallback ? { statusCallback: options.statusCallback(message.teamId) } : {}),
         });
         return { providerMessageId: created.sid };
       } catch (error) {

@@ -3,7 +3,7 @@ import { findContactByExternalId } from "../contacts/queries.ts";
 import type { ContactRow } from "../contacts/queries.ts";
 import type { Deps } from "../deps.ts";
 import { NotFoundError, ValidationError } from "../errors.ts";
-import { Acceptor } from "./acceptor.ts";
+import { type Acceptor, sendAcceptor } from "./acceptor.ts";
 import { SendLookups } from "./lookups.ts";
 import { insufficientBalanceError, messageCost } from "./pricing.ts";
 import type { Config } from "../config.ts";
@@ -17,7 +17,7 @@ import type { Content, Recipient, SendSpec } from "./spec.ts";
 export interface SendingService {
   deps: Deps;
   lookups: SendLookups;
-  acceptor: Acceptor;
+  acceptor: Acceptor<SendSpec>;
 }
 
 const services = new WeakMap<Deps, SendingService>();
@@ -26,7 +26,7 @@ const services = new WeakMap<Deps, SendingService>();
 export function sendingService(deps: Deps): SendingService {
   let service = services.get(deps);
   if (!service) {
-    service = { deps, lookups: new SendLookups(deps.sql, deps.now), acceptor: new Acceptor(deps.committer, deps.sql) };
+    service = { deps, lookups: new SendLookups(deps.sql, deps.now), acceptor: sendAcceptor(deps.committer, deps.sql) };
     services.set(deps, service);
   }
   return service;
@@ -74,6 +74,46 @@ export function scheduledFor(body: ScheduleFields, now: number): number | undefi
 /** Ids of a new send: trigger (UUID v7: its accept time can be read back) and queue job id (ulid). */
 export function newSendIds(): { trigger_id: string; job_id: string } {
   return { trigger_id: newUuidV7(), job_id: newUlid() };
+}
+
+/** What a new send is made of: the route's body gives its recipient_type, variables, metadata and campaign. */
+export interface NewSend {
+  team_id: string;
+  /** Test key: outbox only, never charged. */
+  sandbox: boolean;
+  trigger_type: SendSpec["trigger_type"];
+  body: {
+    recipient_type: string;
+    variables?: Record<string, unknown> | unknown[];
+    metadata?: Record<string, unknown>;
+    campaign_name?: string;
+  };
+  recipient: Recipient;
+  /** One execution per content. */
+  contents: Content[];
+  /** The variables, when not `variablesOf(body.variables)`. */
+  variables?: Record<string, unknown>;
+  now: number;
+  /** When it is due (ms since the epoch); undefined for now. */
+  at: number | undefined;
+}
+
+/** A new send with fresh ids. */
+export function newSendSpec(send: NewSend): SendSpec {
+  return {
+    ...newSendIds(),
+    team_id: send.team_id,
+    sandbox: send.sandbox,
+    trigger_type: send.trigger_type,
+    recipient_type: send.body.recipient_type,
+    recipient: send.recipient,
+    executions: send.contents.map((content) => ({ id: crypto.randomUUID(), content })),
+    variables: send.variables ?? variablesOf(send.body.variables),
+    metadata: send.body.metadata ?? {},
+    campaign_name: send.body.campaign_name,
+    created_at: send.now,
+    scheduled_for: send.at ?? null,
+  };
 }
 
 /** The asynchronous send body (201): `delay_ms` only where the channel shows it. */

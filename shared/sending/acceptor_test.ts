@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { KvCommitter } from "../kv.ts";
 import { dbTest, testDeps, testTeam } from "../testing.ts";
-import { Acceptor } from "./acceptor.ts";
+import { sendAcceptor } from "./acceptor.ts";
 import { newUuidV7 } from "./ids.ts";
 import type { SendSpec } from "./spec.ts";
 import { findPendingRecord } from "./trigger_record.ts";
@@ -53,7 +53,7 @@ dbTest("Acceptor commits the sends of concurrent callers together, pending recor
   const deps = await testDeps();
   const { team } = await testTeam(deps);
   const h = await harness();
-  const acceptor = new Acceptor(h.committer, deps.sql);
+  const acceptor = sendAcceptor(h.committer, deps.sql);
   const specs = Array.from({ length: 300 }, () => spec(team.id));
   await Promise.all(specs.map((s) => acceptor.accept(s, Date.now())));
   assert.ok(h.commits() <= 3, `commits: ${h.commits()}`);
@@ -78,7 +78,7 @@ dbTest("Acceptor records a scheduled or oversized send in Postgres and enqueues 
   const deps = await testDeps();
   const { team } = await testTeam(deps);
   const h = await harness();
-  const acceptor = new Acceptor(h.committer, deps.sql);
+  const acceptor = sendAcceptor(h.committer, deps.sql);
   const big = spec(team.id, { variables: { blob: "y".repeat(70_000) } });
   await acceptor.accept(big, Date.now());
   const scheduled = spec(team.id, { scheduled_for: Date.now() + 3_600_000 });

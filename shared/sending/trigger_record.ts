@@ -27,9 +27,10 @@ export interface ExecutionRecord {
 export interface TriggerRecord {
   id: string;
   team_id: string;
-  flow_type: "direct_channel";
-  trigger_type: SendSpec["trigger_type"];
-  recipient_type: string;
+  flow_type: "direct_channel" | "workflow";
+  /** A send's channel(s); for a workflow trigger, 'workflow' (an API start) or 'event'. */
+  trigger_type: SendSpec["trigger_type"] | "workflow" | "event";
+  recipient_type: string | null;
   job_id: string;
   status: SendStatus;
   created_at: number;
@@ -37,6 +38,8 @@ export interface TriggerRecord {
   completed_at: number | null;
   scheduled_for: number | null;
   executions: ExecutionRecord[];
+  /** The workflow an API start names (workflow triggers), read until the worker records the run. */
+  workflow_id?: string;
 }
 
 /** How long a finished trigger's KV record stays (Postgres keeps it for good). */

@@ -53,3 +53,12 @@ export const WorkflowStartSchema = z.object({
   scheduled_for: z.number().nullable(),
 });
 export type WorkflowStart = z.infer<typeof WorkflowStartSchema>;
+
+/** How a start's trigger is recorded: flow, trigger and recipient types. */
+export function triggerTypesOf(start: WorkflowStart) {
+  return {
+    flow_type: "workflow" as const,
+    trigger_type: start.source === "event" ? "event" as const : "workflow" as const,
+    recipient_type: start.source === "event" ? "event" : start.recipient?.type ?? null,
+  };
+}

@@ -1,12 +1,12 @@
 import { sendKeys } from "../../shared/sending/keys.ts";
-import type { WorkflowStart } from "../../shared/workflows/start.ts";
+import { triggerTypesOf, type WorkflowStart } from "../../shared/workflows/start.ts";
 import type { WorkerContext } from "../context.ts";
 
 /**
  * Records workflow starts as triggers in Postgres (flow_type 'workflow'), processing from now, in
  * one statement (a stored start, recorded pending when accepted, is moved to processing); recording
- * one twice is harmless. Their KV records (written on accept, so that a
- * trigger could be read at once) are dropped: from now on Postgres answers for them.
+ * one twice is harmless. From now on Postgres answers for them: the KV record a stored start kept
+ * under its trigger's key is dropped (the pending pages of the others expire on their own).
  */
 export async function recordTriggers(
   w: WorkerContext,
@@ -19,10 +19,8 @@ export async function recordTriggers(
   const rows = starts.map(({ start, channels }) => ({
     id: start.trigger_id,
     team_id: start.team_id,
-    flow_type: "workflow",
-    trigger_type: start.source === "event" ? "event" : "workflow",
+    ...triggerTypesOf(start),
     status: "processing",
-    recipient_type: start.source === "event" ? "event" : start.recipient?.type ?? null,
     channels,
     job_id: start.job_id,
     sandbox: start.sandbox,

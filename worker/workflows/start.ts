@@ -1,4 +1,5 @@
 import type { Db } from "../../shared/db.ts";
+import { Batcher } from "../../shared/batcher.ts";
 import { log } from "../../shared/log.ts";
 import { completeTriggers } from "../../shared/workflows/complete.ts";
 import type { Workflow } from "../../shared/workflows/definitions.ts";
@@ -7,7 +8,6 @@ import { type WorkflowStart, WorkflowStartSchema } from "../../shared/workflows/
 import type { WorkerContext } from "../context.ts";
 import { nextPageIds, PAGE_SIZE } from "../recipients.ts";
 import { audienceFilter, matchingContacts } from "./audience.ts";
-import { Batcher } from "./batcher.ts";
 import { cachedEventWorkflows, cachedRuns, cachedWorkflow } from "./cache.ts";
 import { recordTriggers } from "./complete.ts";
 import type { WorkflowFanoutJob } from "./jobs.ts";
@@ -28,7 +28,7 @@ const PAGES_PER_JOB = 4;
 /** Starts handled in one batch at most (the starts of several queue jobs running at once). */
 const STARTS_PER_BATCH = 1_000;
 
-const batchers = new WeakMap<WorkerContext, Batcher<WorkflowStart>>();
+const batchers = new WeakMap<WorkerContext, Batcher<WorkflowStart[]>>();
 
 /**
  * The `workflow-starts` job: starts accepted together. Jobs running at once are started in one
@@ -36,8 +36,11 @@ const batchers = new WeakMap<WorkerContext, Batcher<WorkflowStart>>();
  */
 export async function handleWorkflowStarts(w: WorkerContext, job: WorkflowStartsJob): Promise<void> {
   let batcher = batchers.get(w);
-  if (!batcher) batchers.set(w, batcher = new Batcher((starts) => startAll(w, starts), STARTS_PER_BATCH));
-  await batcher.add(job.starts);
+  if (!batcher) {
+    batcher = new Batcher((lists) => startAll(w, lists.flat()), { maxWeight: STARTS_PER_BATCH });
+    batchers.set(w, batcher);
+  }
+  await batcher.add(job.starts, job.starts.length);
 }
 
 /** The `workflow-start-stored` job: a start recorded in Postgres (scheduled, or large), now due. */

@@ -1,0 +1,83 @@
+interface Entry<T> {
+  value: T;
+  weight: number;
+  /** Date.now() when added (kept only when the batcher holds groups back). */
+  arrived: number;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+/** How a Batcher groups the values of its callers. */
+export interface BatcherOptions {
+  /** The most weight one group carries; a single heavier value still runs, alone. */
+  maxWeight: number;
+  /** The most values one group carries. */
+  maxCount?: number;
+  /**
+   * Awaited before each group is taken, with the time (Date.now()) the oldest waiting value was
+   * added: a caller may hold groups back (values added meanwhile join the group).
+   */
+  hold?: (oldestArrived: number) => Promise<void>;
+}
+
+/**
+ * Gathers the values of concurrent callers into groups handled by one runner at a time (a KV group
+ * commit, a delivery pass, a batch of workflow starts): under load a group holds many callers'
+ * values and costs about what one would. Each caller resolves once the group holding its value is
+ * done, or rejects with that group's error.
+ */
+export class Batcher<T> {
+  #run: (values: T[]) => Promise<void>;
+  #options: BatcherOptions;
+  #waiting: Entry<T>[] = [];
+  #running = false;
+
+  constructor(run: (values: T[]) => Promise<void>, options: BatcherOptions) {
+    this.#run = run;
+    this.#options = options;
+  }
+
+  /** Adds `value` (counting `weight` towards the group's maximum) to the next group and waits for it. */
+  add(value: T, weight = 1): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const arrived = this.#options.hold ? Date.now() : 0;
+      this.#waiting.push({ value, weight, arrived, resolve, reject });
+      if (!this.#running) this.#drain();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    this.#running = true;
+    // Let the callers of this tick join the first group.
+    await Promise.resolve();
+    try {
+      while (this.#waiting.length > 0) {
+        await this.#options.hold?.(this.#waiting[0].arrived);
+        const group = this.#take();
+        try {
+          await this.#run(group.map((e) => e.value));
+          for (const e of group) e.resolve();
+        } catch (err) {
+          for (const e of group) e.reject(err);
+        }
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  /** The next group: as many waiting values as the limits allow, at least one. */
+  #take(): Entry<T>[] {
+    const { maxWeight, maxCount = Infinity } = this.#options;
+    let taken = 0;
+    let weight = 0;
+    while (
+      taken < this.#waiting.length && taken < maxCount &&
+      (taken === 0 || weight + this.#waiting[taken].weight <= maxWeight)
+    ) {
+      weight += this.#waiting[taken].weight;
+      taken++;
+    }
+    return this.#waiting.splice(0, taken);
+  }
+}

@@ -1,0 +1,49 @@
+import assert from "node:assert/strict";
+import { Batcher } from "./batcher.ts";
+
+Deno.test("Batcher runs the values of concurrent callers in few groups, within the weight and count limits", async () => {
+  const groups: number[][] = [];
+  const batcher = new Batcher<number>(async (values) => {
+    groups.push(values);
+    await new Promise((r) => setTimeout(r, 5));
+  }, { maxWeight: 10, maxCount: 4 });
+  await Promise.all(Array.from({ length: 12 }, (_, i) => batcher.add(i, i === 0 ? 25 : 2)));
+  assert.deepEqual(groups.flat(), Array.from({ length: 12 }, (_, i) => i));
+  // A value heavier than the limit runs alone; then at most 4 values (weight 8) a group.
+  assert.deepEqual(groups.map((g) => g.length), [1, 4, 4, 3]);
+});
+
+Deno.test("Batcher rejects every caller of a failed group and carries on with the next", async () => {
+  let calls = 0;
+  const batcher = new Batcher<string>((values) => {
+    calls++;
+    return calls === 1 ? Promise.reject(new Error(`failed ${values.join(",")}`)) : Promise.resolve();
+  }, { maxWeight: 2 });
+  const results = await Promise.allSettled(["a", "b", "c"].map((v) => batcher.add(v)));
+  assert.deepEqual(results.map((r) => r.status), ["rejected", "rejected", "fulfilled"]);
+  assert.equal((results[0] as PromiseRejectedResult).reason.message, "failed a,b");
+});
+
+Deno.test("Batcher awaits hold() with the oldest arrival before each group; values added meanwhile join it", async () => {
+  const groups: string[][] = [];
+  const holds: number[] = [];
+  let release!: () => void;
+  const batcher = new Batcher<string>((values) => {
+    groups.push(values);
+    return Promise.resolve();
+  }, {
+    maxWeight: 100,
+    hold: (arrived) => {
+      holds.push(arrived);
+      return holds.length === 1 ? new Promise<void>((r) => release = r) : Promise.resolve();
+    },
+  });
+  const before = Date.now();
+  const first = batcher.add("early");
+  await new Promise((r) => setTimeout(r, 5));
+  const second = batcher.add("late");
+  release();
+  await Promise.all([first, second]);
+  assert.deepEqual(groups, [["early", "late"]]);
+  assert.ok(holds[0] >= before && holds[0] <= Date.now());
+});
