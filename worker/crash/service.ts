@@ -1,0 +1,138 @@
+/** The service under test as a child process (`deno run -A main.ts`), started, killed and restarted on one data set. */
+
+const ROOT = new URL("../../", import.meta.url);
+
+/** A free loopback port (the OS picks one; it is released before the service binds it). */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
+}
+
+/** One run of the service: its process and where its output goes. */
+export class ServiceProcess {
+  readonly baseUrl: string;
+  #env: Record<string, string>;
+  #logPath: string;
+  #child: Deno.ChildProcess | undefined;
+  /** The exit status of the running child, once it has exited on its own. */
+  #exited: Deno.CommandStatus | undefined;
+  #copying: Promise<void>[] = [];
+
+  constructor(env: Record<string, string>, logPath: string) {
+    this.#env = env;
+    this.#logPath = logPath;
+    this.baseUrl = `http://${env.HOST}:${env.PORT}`;
+  }
+
+  /** Starts the service (appending its output to the log file). */
+  async start(): Promise<void> {
+    if (this.#child) throw new Error("Cannot start the service: it is already running");
+    const file = await Deno.open(this.#logPath, { create: true, append: true });
+    const child = new Deno.Command(Deno.execPath(), {
+      args: ["run", "-A", "main.ts"],
+      cwd: ROOT,
+      env: this.#env,
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+    this.#child = child;
+    this.#exited = undefined;
+    child.status.then((status) => {
+      if (this.#child === child) this.#exited = status;
+    });
+    // Both streams into one file: the pipes are drained so that the child never blocks on them.
+    const writer = file.writable.getWriter();
+    const pump = async (stream: ReadableStream<Uint8Array>) => {
+      for await (const chunk of stream) await writer.write(chunk);
+    };
+    const done = Promise.allSettled([pump(child.stdout), pump(child.stderr)]).then(() =>
+      writer.close().catch(() => {})
+    );
+    this.#copying.push(done.then(() => {}));
+  }
+
+  /** Waits until GET /healthz answers 200; answers the time it took from `since`. */
+  async waitHealthy(since: number, timeoutMs = 60_000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      if (this.#child === undefined) throw new Error("Cannot wait for the service: it is not running");
+      if (this.#exited) {
+        throw new Error(
+          `The service exited with code ${this.#exited.code} before it was healthy (see ${this.#logPath})`,
+        );
+      }
+      try {
+        const res = await fetch(`${this.baseUrl}/healthz`, { signal: AbortSignal.timeout(2_000) });
+        await res.body?.cancel();
+        if (res.status === 200) return Date.now() - since;
+      } catch {
+        // Not listening yet.
+      }
+      await delay(50);
+    }
+    throw new Error(`Cannot reach ${this.baseUrl}/healthz within ${timeoutMs} ms (see ${this.#logPath})`);
+  }
+
+  /** SIGKILL: no shutdown handler runs, in-flight work is cut off wherever it is. */
+  async kill(): Promise<void> {
+    const child = this.#take();
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // It has exited already.
+    }
+    await child.status;
+    await Promise.all(this.#copying.splice(0));
+  }
+
+  /** SIGTERM (graceful shutdown) and wait for the exit; SIGKILL after `timeoutMs`. */
+  async stop(timeoutMs = 20_000): Promise<Deno.CommandStatus> {
+    const child = this.#take();
+    try {
+      child.kill("SIGTERM");
+    } catch {
+      // It has exited already: its status says how.
+    }
+    const timer = setTimeout(() => {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // Already gone.
+      }
+    }, timeoutMs);
+    const status = await child.status;
+    clearTimeout(timer);
+    await Promise.all(this.#copying.splice(0));
+    return status;
+  }
+
+  /** True while a child is started and not yet killed or stopped. */
+  get running(): boolean {
+    return this.#child !== undefined;
+  }
+
+  /** The last lines of the service's output, for a failure report. */
+  async tail(lines = 40): Promise<string> {
+    try {
+      const text = await Deno.readTextFile(this.#logPath);
+      return text.trimEnd().split("\n").slice(-lines).join("\n");
+    } catch {
+      return "(no output)";
+    }
+  }
+
+  #take(): Deno.ChildProcess {
+    const child = this.#child;
+    if (!child) throw new Error("Cannot signal the service: it is not running");
+    this.#child = undefined;
+    return child;
+  }
+}
+
+/** A promise that resolves after `ms`. */
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

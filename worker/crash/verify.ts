@@ -1,0 +1,189 @@
+/** The crash test's end checks: exactly one message per send, step and recipient; exact counters; an exact wallet. */
+import type { Db } from "../../shared/db.ts";
+import { type Api, contactOf, NAMES, type Scenario } from "./scenario.ts";
+
+/** Price of one single-segment SMS (PRICE_SMS_SEGMENT, the default), in micro-dollars. */
+export const SMS_MICROS = 7_500;
+
+interface TriggerAnswer {
+  status: string;
+  summary: { total_contacts: number; sent: number; failed: number; filtered: number };
+}
+
+/** What each send must end with. */
+function expectations(s: Scenario) {
+  let active = 0;
+  let activeWf = 0;
+  const wf = s.size.workflow;
+  for (let i = 0; i < s.size.contacts; i++) {
+    const c = contactOf(i, s.size);
+    if (c.active) active++;
+    if (c.active && c.inWorkflow) activeWf++;
+  }
+  const n = s.size.contacts;
+  return {
+    active,
+    activeWf,
+    triggers: {
+      [s.triggers.email]: { name: "email tag send", total: n, sent: active, failed: 0, filtered: n - active },
+      // A workflow trigger counts its executions (one per contact) and its steps' messages (two per contact).
+      [s.triggers.workflow]: {
+        name: "workflow trigger",
+        total: wf,
+        sent: 2 * activeWf,
+        failed: 0,
+        filtered: 2 * (wf - activeWf),
+      },
+      [s.triggers.sms]: { name: "sms tag send", total: wf, sent: activeWf, failed: 0, filtered: wf - activeWf },
+    },
+  };
+}
+
+/** True when every trigger of the scenario is final (completed or failed). */
+export async function allFinal(api: Api, s: Scenario): Promise<boolean> {
+  for (const id of Object.values(s.triggers)) {
+    const t = await api.call<TriggerAnswer>("GET", `/api/v1/triggers/${id}`, { key: s.apiKey });
+    if (t.status !== "completed" && t.status !== "failed") return false;
+  }
+  return true;
+}
+
+/** Checks the triggers' status and counters and the wallet through the API (the service running). */
+export async function checkThroughApi(api: Api, s: Scenario): Promise<string[]> {
+  const problems: string[] = [];
+  const expected = expectations(s);
+  for (const [id, want] of Object.entries(expected.triggers)) {
+    const t = await api.call<TriggerAnswer>("GET", `/api/v1/triggers/${id}`, { key: s.apiKey });
+    const got = t.summary;
+    if (t.status !== "completed") problems.push(`${want.name} ${id}: status ${t.status}, expected completed`);
+    if (
+      got.total_contacts !== want.total || got.sent !== want.sent || got.failed !== want.failed ||
+      got.filtered !== want.filtered
+    ) {
+      problems.push(
+        `${want.name} ${id}: summary ${JSON.stringify(got)}, expected ` +
+          JSON.stringify({ total_contacts: want.total, sent: want.sent, failed: want.failed, filtered: want.filtered }),
+      );
+    }
+  }
+  const wallet = await api.call<{ balance: number }>("GET", `/admin/v1/teams/${s.teamId}/wallet`);
+  const expectedBalance = (s.topUpMicros - SMS_MICROS * expected.activeWf) / 1_000_000;
+  if (Math.abs(wallet.balance - expectedBalance) > 1e-9) {
+    problems.push(`wallet balance ${wallet.balance} USD, expected ${expectedBalance} (top-up − one SMS per contact)`);
+  }
+  return problems;
+}
+
+/** Checks the stored data (the service stopped, or on a server): outbox, messages, executions, ledger. */
+export async function checkStoredData(db: Db, s: Scenario): Promise<string[]> {
+  const problems: string[] = [];
+  const expected = expectations(s);
+  problems.push(...await checkOutbox(db, s));
+  const [pending]: [{ n: number }] = await db`
+    select count(*)::int as n from messages where team_id = ${s.teamId} and status = 'pending'`;
+  if (pending.n > 0) problems.push(`${pending.n} messages still pending`);
+  const [orphans]: [{ unrecorded: number; unsent: number }] = await db`
+    select
+      (select count(*)::int from outbox o where o.team_id = ${s.teamId}
+        and not exists (select 1 from messages m where m.id = o.id)) as unrecorded,
+      (select count(*)::int from messages m where m.team_id = ${s.teamId} and m.status = 'sent' and m.provider = 'outbox'
+        and not exists (select 1 from outbox o where o.id = m.id)) as unsent`;
+  if (orphans.unrecorded > 0) problems.push(`${orphans.unrecorded} outbox rows have no message record`);
+  if (orphans.unsent > 0) problems.push(`${orphans.unsent} messages recorded as sent have no outbox row`);
+  const executions = await db<{ status: string; current_step: number | null; steps: number }[]>`
+    select e.status, e.current_step, (select count(*)::int from workflow_step_runs r where r.execution_id = e.id) as steps
+    from workflow_executions e where e.trigger_id = ${s.triggers.workflow}`;
+  if (executions.length !== s.size.workflow) {
+    problems.push(`workflow: ${executions.length} executions, expected ${s.size.workflow}`);
+  }
+  const unfinished = executions.filter((e) => e.status !== "COMPLETED" || e.current_step !== null);
+  if (unfinished.length > 0) {
+    problems.push(
+      `workflow: ${unfinished.length} executions not completed (e.g. ${unfinished[0].status} at step ${
+        unfinished[0].current_step
+      })`,
+    );
+  }
+  const wrongSteps = executions.filter((e) => e.steps !== 2);
+  if (wrongSteps.length > 0) {
+    problems.push(`workflow: ${wrongSteps.length} executions ran ${wrongSteps[0].steps} steps, expected 2`);
+  }
+  const [wallet]: [{ balance: number; ledger: number; charged: number; recorded: number } | undefined] = await db`
+    select w.balance_micros::bigint as balance,
+      (select coalesce(sum(amount_micros), 0)::bigint from wallet_ledger l where l.team_id = w.team_id) as ledger,
+      (select coalesce(sum(-amount_micros), 0)::bigint from wallet_ledger l
+        where l.team_id = w.team_id and l.kind in ('charge', 'refund')) as charged,
+      (select coalesce(sum(cost_micros), 0)::bigint from messages m where m.team_id = w.team_id) as recorded
+    from wallets w where w.team_id = ${s.teamId}`;
+  if (!wallet) {
+    problems.push("wallet: none");
+  } else {
+    if (wallet.balance !== wallet.ledger) {
+      problems.push(`wallet: balance ${wallet.balance} µ$ but the ledger sums to ${wallet.ledger} µ$`);
+    }
+    if (wallet.charged !== wallet.recorded) {
+      problems.push(`wallet: charged ${wallet.charged} µ$ but messages record costs of ${wallet.recorded} µ$`);
+    }
+    const want = s.topUpMicros - SMS_MICROS * expected.activeWf;
+    if (wallet.balance !== want) problems.push(`wallet: balance ${wallet.balance} µ$, expected ${want} µ$`);
+  }
+  return problems;
+}
+
+/**
+ * Outbox rows by (trigger, address, subject) against the expected set: exactly one for every
+ * eligible recipient of each send and step, none for anyone else.
+ */
+async function checkOutbox(db: Db, s: Scenario): Promise<string[]> {
+  const want = new Map<string, number>();
+  const wantKey = (trigger: string, to: string, subject: string | null) => `${trigger}|${to}|${subject ?? ""}`;
+  for (let i = 0; i < s.size.contacts; i++) {
+    const c = contactOf(i, s.size);
+    if (!c.active) continue;
+    want.set(wantKey(s.triggers.email, c.email, NAMES.bulkSubject), 1);
+    if (!c.inWorkflow) continue;
+    want.set(wantKey(s.triggers.workflow, c.email, NAMES.step1Subject), 1);
+    want.set(wantKey(s.triggers.workflow, c.email, NAMES.step2Subject), 1);
+    want.set(wantKey(s.triggers.sms, c.phone, null), 1);
+  }
+  const rows = await db<{ trigger_id: string; to_address: string; subject: string | null; n: number }[]>`
+    select trigger_id, to_address, subject, count(*)::int as n from outbox where team_id = ${s.teamId}
+    group by trigger_id, to_address, subject`;
+  const duplicates: string[] = [];
+  const unexpected: string[] = [];
+  const seen = new Set<string>();
+  for (const r of rows) {
+    const key = wantKey(r.trigger_id, r.to_address, r.subject);
+    seen.add(key);
+    if (!want.has(key)) unexpected.push(`${key} ×${r.n}`);
+    else if (r.n !== 1) duplicates.push(`${key} ×${r.n}`);
+  }
+  const missing = [...want.keys()].filter((k) => !seen.has(k));
+  const problems: string[] = [];
+  const sample = (list: string[]) => list.slice(0, 5).join(", ") + (list.length > 5 ? ", …" : "");
+  if (duplicates.length > 0) problems.push(`${duplicates.length} duplicated deliveries: ${sample(duplicates)}`);
+  if (missing.length > 0) problems.push(`${missing.length} lost deliveries: ${sample(missing)}`);
+  if (unexpected.length > 0) problems.push(`${unexpected.length} unexpected deliveries: ${sample(unexpected)}`);
+  return problems;
+}
+
+/** The newest outbox row (delivery is progressing when a newer one appears). */
+export async function newestOutbox(api: Api, teamId: string): Promise<{ id: string; created_at: string } | undefined> {
+  const answer = await api.call<{ messages: { id: string; created_at: string }[] }>(
+    "GET",
+    `/admin/v1/outbox?limit=1&team_id=${teamId}`,
+  );
+  return answer.messages[0];
+}
+
+/** Queue jobs the running service has handled since it started, by outcome (from GET /metrics). */
+export async function jobsHandled(baseUrl: string): Promise<{ ok: number; error: number }> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  const out = { ok: 0, error: 0 };
+  for (const m of text.matchAll(/^queue_jobs_total\{([^}]*)\} (\d+)/gm)) {
+    if (m[1].includes('type="tick"')) continue;
+    if (m[1].includes('outcome="error"')) out.error += Number(m[2]);
+    else out.ok += Number(m[2]);
+  }
+  return out;
+}
