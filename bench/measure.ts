@@ -3,7 +3,7 @@ import { BASELINE_LABELS, type BaselineMode, baselineRequests, DIAGNOSTIC_OF } f
 import { type LoadResult, type Requests, type RequestSpec, runLoad, sendOnce } from "./load.ts";
 import type { Options } from "./options.ts";
 import { type Inspector, summarise } from "./profile.ts";
-import type { BenchContext, HttpScenario, RateScenario } from "./scenarios.ts";
+import type { BenchContext, HttpScenario, RateResult, RateScenario } from "./context.ts";
 import { cpuSeconds } from "./server.ts";
 import type { Row } from "./table.ts";
 
@@ -228,11 +228,15 @@ export async function runHttpScenario(
     // machine (other work on it comes and goes); the ratio is then that of the paired runs.
     const runs: Measured[] = [];
     const paired: Measured[] = [];
+    const notes: string[] = [];
     for (let round = 0; round < options.rounds; round++) {
       if (options.rounds > 1 && baseline) paired.push(await baseline.measure(connections));
       runs.push(await measure(service, connections, options, requests));
+      const note = await scenario.settle?.(ctx);
+      if (note) notes.push(note);
     }
     const row = rowFromLoad(scenario.name, "http", connections, merge(runs));
+    if (notes.length > 0) row.note = notes.length === 1 ? notes[0] : `${notes.at(-1)} (last of ${notes.length} rounds)`;
     if (row.errors > 0) await sampleError(ctx.url, next());
     const pairedRun = paired.length > 0 ? merge(paired) : undefined;
     const baselineRow = rates.get(`${scenario.baseline}@${connections}`);
@@ -246,23 +250,44 @@ export async function runHttpScenario(
   return rows;
 }
 
-/** Runs a rate scenario once. */
-export async function runRateScenario(scenario: RateScenario, ctx: BenchContext): Promise<Row[]> {
+/** Runs a rate scenario once (CPU-profiling the service during the run with --profile). */
+export async function runRateScenario(scenario: RateScenario, ctx: BenchContext, target?: Target): Promise<Row[]> {
   try {
-    await scenario.setup?.(ctx);
-    const r = await scenario.run(ctx);
+    if (scenario.setup) {
+      await scenario.setup(ctx);
+      progress(`${scenario.name}: setup done`);
+    }
+    let result: RateResult | undefined;
+    const work = async () => {
+      result = await scenario.run(ctx);
+    };
+    const profile = target?.inspector ? await target.inspector.profile(work) : (await work(), undefined);
+    const r = result!;
+    if (profile && target) {
+      const file = `${target.outDir}/profile-service_${scenario.name.replace(/\W+/g, "_")}.cpuprofile`;
+      await Deno.writeTextFile(file, JSON.stringify(profile));
+      console.error(
+        `\n--- CPU profile: service ${scenario.name} (${file}; µs/req: µs per one of the ${scenario.unit})\n${
+          summarise(profile, r.count)
+        }\n`,
+      );
+    }
     const errors = r.errors ?? 0;
     if (errors > 0) loud(`${scenario.name}: ${errors} errors`);
+    const rate = r.count / r.seconds;
+    progress(`${scenario.name}: ${Math.round(rate)} ${scenario.unit}/s`);
     return [{
       scenario: scenario.name,
       kind: "rate",
-      rate: r.count / r.seconds,
+      rate,
       unit: `${scenario.unit}/s`,
       count: r.count,
       seconds: r.seconds,
       p50Ms: r.p50Ms,
       p99Ms: r.p99Ms,
       errors,
+      ...(scenario.target ? { baseline: "target", baselineRate: scenario.target, ratio: rate / scenario.target } : {}),
+      note: r.note,
     }];
   } catch (err) {
     const reason = `failed: ${err instanceof Error ? err.message : err}`;

@@ -27,7 +27,7 @@ export function parseArgs(args: string[]): Options {
     const [k, ...v] = a.slice(6).split("=");
     serviceEnv[k] = v.join("=");
   }
-  const durationSec = Number(value("duration") ?? (quick ? 2 : 5));
+  const durationSec = Number(value("duration") ?? (quick ? 1 : 5));
   return {
     quick,
     connections: (value("connections") ?? (quick ? "50" : "50,200")).split(",").map(Number),

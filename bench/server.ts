@@ -39,14 +39,37 @@ export function freePort(): number {
   return port;
 }
 
-/** Reads VmHWM (peak RSS) of a process from /proc, in MiB. */
-export async function peakRssMiB(pid: number): Promise<number | undefined> {
+/** Reads a memory line (VmHWM, VmRSS …) of a process's /proc status, in MiB. */
+async function statusMiB(pid: number, field: string): Promise<number | undefined> {
   try {
     const status = await Deno.readTextFile(`/proc/${pid}/status`);
-    const match = /^VmHWM:\s+(\d+)\s+kB/m.exec(status);
+    const match = new RegExp(`^${field}:\\s+(\\d+)\\s+kB`, "m").exec(status);
     return match ? Number(match[1]) / 1024 : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** Reads VmHWM (peak RSS) of a process from /proc, in MiB. */
+export function peakRssMiB(pid: number): Promise<number | undefined> {
+  return statusMiB(pid, "VmHWM");
+}
+
+/** Reads VmRSS (resident set size now) of a process from /proc, in MiB. */
+export function rssMiB(pid: number): Promise<number | undefined> {
+  return statusMiB(pid, "VmRSS");
+}
+
+/**
+ * Resets a process's peak RSS (VmHWM) to its current RSS (Linux: `5` to /proc/<pid>/clear_refs), so
+ * that a later reading is the peak of what happened in between; false when the kernel refuses.
+ */
+export async function resetPeakRss(pid: number): Promise<boolean> {
+  try {
+    await Deno.writeTextFile(`/proc/${pid}/clear_refs`, "5");
+    return true;
+  } catch {
+    return false;
   }
 }
 

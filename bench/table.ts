@@ -29,6 +29,8 @@ export interface Row {
   ratio?: number;
   /** Why the row was not measured. */
   skipped?: string;
+  /** What else the run found (a send's backlog drain, a fan-out's peak RSS …). */
+  note?: string;
 }
 
 const fmtInt = (n: number) => Math.round(n).toLocaleString("en-US");
@@ -46,6 +48,7 @@ export function renderTable(rows: Row[]): string {
     "vs baseline",
     "CPU µs/req",
     "CPU ratio",
+    "notes",
   ];
   const lines = rows.map((r) => {
     if (r.skipped) {
@@ -59,6 +62,7 @@ export function renderTable(rows: Row[]): string {
         r.skipped.length > 90 ? `${r.skipped.slice(0, 90)}…` : r.skipped,
         "—",
         "—",
+        "",
       ];
     }
     const rate = r.rate === undefined ? "—" : r.unit === "req/s" ? fmtInt(r.rate) : `${fmtInt(r.rate)} ${r.unit}`;
@@ -83,6 +87,7 @@ export function renderTable(rows: Row[]): string {
       ratio,
       cpuText,
       cpuRatio,
+      r.note ?? "",
     ];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i].length)));

@@ -29,7 +29,17 @@ Deno.test("renderTable shows rates, latencies, errors and the ratio to the basel
       cpuUsPerRequest: { server: 151.4, db: 80, client: 30 },
       cpuRatio: 0.5,
     },
-    { scenario: "fan-out", kind: "rate", rate: 1500, unit: "deliveries/s", errors: 0 },
+    {
+      scenario: "fan-out",
+      kind: "rate",
+      rate: 1500,
+      unit: "deliveries/s",
+      errors: 0,
+      baseline: "target",
+      baselineRate: 20000,
+      ratio: 0.075,
+      note: "peak RSS 300 MiB",
+    },
     { scenario: "contact create", kind: "http", unit: "req/s", errors: 0, skipped: "probe answered 404" },
   ]);
   const lines = table.split("\n");
@@ -43,7 +53,10 @@ Deno.test("renderTable shows rates, latencies, errors and the ratio to the basel
     lines[3],
     /\| 6,543 .*\*\*3\*\* \{"200":10,"500":3\} \| 65 % of pg-select \(10,000\) +\| 151 \+ 80 db +\|/,
   );
-  assert.match(lines[4], /\| fan-out +\| — +\| 1,500 deliveries\/s/);
+  assert.match(
+    lines[4],
+    /\| fan-out +\| — +\| 1,500 deliveries\/s .*\| 8 % of target \(20,000\) .*\| peak RSS 300 MiB \|$/,
+  );
   assert.match(lines[5], /SKIPPED .*probe answered 404/);
   // Every line has the same width: a table a person can read.
   assert.equal(new Set(lines.map((l) => l.length)).size, 1);

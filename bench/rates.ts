@@ -1,0 +1,110 @@
+/**
+ * Rate scenarios (issue 3 fan-out, workflow throughput): each on a fresh team so that its tag reaches
+ * exactly its own contacts. Setup creates the contacts through POST /api/v1/contacts/bulk; the run
+ * starts one send (or workflow trigger) for all of them and polls its trigger until it completes.
+ */
+import type { BenchContext, RateScenario } from "./context.ts";
+import { call, withKey } from "./context.ts";
+import { drain } from "./drain.ts";
+import { progress } from "./measure.ts";
+import { peakRssMiB, resetPeakRss, rssMiB } from "./server.ts";
+import { bulkContacts, freshTeam, prepareTeam, TEMPLATE_KEY, twoStepWorkflow, untilDone } from "./team.ts";
+
+/** Contacts of the fan-out (one email to each) and of the workflow run (one execution each). */
+export const FANOUT_CONTACTS = { full: 100_000, quick: 20_000 };
+export const WORKFLOW_CONTACTS = { full: 10_000, quick: 2_000 };
+
+/** Creates a fresh team with templates and `count` contacts tagged `tag`; leaves it in `ctx.state[key]`. */
+async function teamWithContacts(ctx: BenchContext, label: string, count: number, tag: string): Promise<BenchContext> {
+  const team = await freshTeam(ctx, label);
+  await prepareTeam(team);
+  const started = performance.now();
+  await bulkContacts(team, label, count, [tag], { direct: true });
+  const seconds = (performance.now() - started) / 1000;
+  const how = ctx.databaseUrl ? "in the database" : "through /contacts/bulk";
+  progress(
+    `${label}: ${count.toLocaleString("en-US")} contacts created ${how} in ${seconds.toFixed(1)} s ` +
+      `(${Math.round(count / seconds).toLocaleString("en-US")}/s)`,
+  );
+  // Whatever setup left queued (nothing, normally) is done before the clock starts.
+  await drain(ctx.url, { quietMs: 500 });
+  return team;
+}
+
+/**
+ * Resets the service's peak RSS (when the kernel lets us) and answers a reader for the note: the
+ * peak during the run, and the RSS at its start (what earlier scenarios left: V8 and PGlite keep
+ * the memory they grew to).
+ */
+async function watchRss(ctx: BenchContext): Promise<() => Promise<string>> {
+  const reset = await resetPeakRss(ctx.servicePid);
+  const atStart = await rssMiB(ctx.servicePid);
+  return async () => {
+    const peak = await peakRssMiB(ctx.servicePid);
+    if (peak === undefined) return "peak RSS unknown";
+    const start = atStart === undefined ? "" : ` (${atStart.toFixed(0)} at start)`;
+    return `peak RSS ${peak.toFixed(0)} MiB${reset ? start : " (whole run)"}`;
+  };
+}
+
+const count = (ctx: BenchContext, counts: { full: number; quick: number }) => ctx.quick ? counts.quick : counts.full;
+
+/** Every rate scenario, in the order they run. */
+export const RATE_SCENARIOS: RateScenario[] = [
+  {
+    kind: "rate",
+    name: "fan-out: email to a tag",
+    unit: "deliveries",
+    target: 20_000,
+    async setup(ctx) {
+      ctx.state.fanoutTeam = await teamWithContacts(ctx, "fanout", count(ctx, FANOUT_CONTACTS), "fanout");
+    },
+    async run(ctx) {
+      const team = ctx.state.fanoutTeam as BenchContext;
+      const rss = await watchRss(ctx);
+      const started = performance.now();
+      const accepted = await call<{ trigger_id: string }>(team, {
+        method: "POST",
+        path: "/api/v1/messages/send",
+        headers: withKey(team),
+        body: { recipient_type: "tag", tags: ["fanout"], template_key: TEMPLATE_KEY, variables: { name: "f" } },
+      });
+      const view = await untilDone(team, accepted.trigger_id, 600_000);
+      const seconds = (performance.now() - started) / 1000;
+      const wanted = count(ctx, FANOUT_CONTACTS);
+      const { total_contacts, sent, failed, filtered } = view.summary;
+      const note = `${await rss()}; sent ${sent}, failed ${failed}, filtered ${filtered}`;
+      progress(`fan-out: ${total_contacts} recipients in ${seconds.toFixed(2)} s; ${note}`);
+      return { count: total_contacts, seconds, errors: failed + Math.abs(wanted - total_contacts), note };
+    },
+  },
+  {
+    kind: "rate",
+    name: "workflow: 2 steps (email, sms) per contact",
+    unit: "executions",
+    target: 2_000,
+    async setup(ctx) {
+      const team = await teamWithContacts(ctx, "workflow", count(ctx, WORKFLOW_CONTACTS), "wf");
+      team.state.workflowId = await twoStepWorkflow(team, `bench_wf_${ctx.runId}`);
+      ctx.state.workflowTeam = team;
+    },
+    async run(ctx) {
+      const team = ctx.state.workflowTeam as BenchContext;
+      const rss = await watchRss(ctx);
+      const started = performance.now();
+      const accepted = await call<{ trigger_id: string }>(team, {
+        method: "POST",
+        path: "/api/v1/workflows/trigger",
+        headers: withKey(team),
+        body: { workflow_id: team.state.workflowId, recipient_type: "tag", tags: ["wf"] },
+      });
+      const view = await untilDone(team, accepted.trigger_id, 600_000);
+      const seconds = (performance.now() - started) / 1000;
+      const wanted = count(ctx, WORKFLOW_CONTACTS);
+      const { total_contacts, sent, failed, filtered } = view.summary;
+      const note = `${await rss()}; sent ${sent}, failed ${failed}, filtered ${filtered}`;
+      progress(`workflow: ${total_contacts} executions in ${seconds.toFixed(2)} s; ${note}`);
+      return { count: total_contacts, seconds, errors: failed + Math.abs(wanted - total_contacts), note };
+    },
+  },
+];
