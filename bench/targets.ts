@@ -12,7 +12,7 @@ interface Target {
   check: (row: Row) => { met: boolean; figure: string };
 }
 
-const pct = (x: number) => `${(x * 100).toFixed(0)} %`;
+const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 const int = (x: number) => Math.round(x).toLocaleString("en-US");
 
 /** Issue targets (issue 3: sends and fan-out; issue 4: OTP verify; issue 7: workflows). */
