@@ -1,3 +1,6 @@
+import { timingSafeEqual as equalBuffers } from "node:crypto";
+import { otpHmac } from "./hmac.ts";
+
 /** Channels an OTP can be sent on. */
 export type OtpChannel = "email" | "sms" | "whatsapp";
 
@@ -13,45 +16,41 @@ export function generateCode(length: number): string {
   return out;
 }
 
-function toBase64(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes));
+function mac(key: Uint8Array, sessionId: string, channel: string, code: string): Uint8Array {
+  // Bound to the session and channel: a hash says nothing about another session's code.
+  return otpHmac.sha256(key, `${sessionId}\u0000${channel}\u0000${code}`);
 }
 
 function fromBase64(text: string): Uint8Array {
   return Uint8Array.from(atob(text), (ch) => ch.charCodeAt(0));
 }
 
-async function mac(key: CryptoKey, sessionId: string, channel: string, code: string): Promise<Uint8Array> {
-  // Bound to the session and channel: a hash says nothing about another session's code.
-  const data = new TextEncoder().encode(`${sessionId}\u0000${channel}\u0000${code}`);
-  return new Uint8Array(await crypto.subtle.sign("HMAC", key, data));
+function toBase64(bytes: Uint8Array): string {
+  return btoa(String.fromCharCode(...bytes));
 }
 
 /** The stored form of a code: base64 HMAC-SHA-256 over (session, channel, code). */
-export async function hashCode(key: CryptoKey, sessionId: string, channel: string, code: string): Promise<string> {
-  return toBase64(await mac(key, sessionId, channel, code));
+export function hashCode(key: Uint8Array, sessionId: string, channel: string, code: string): string {
+  return toBase64(mac(key, sessionId, channel, code));
 }
 
 /** True when two byte strings are equal; the time taken depends only on the length (not secret). */
 export function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  let diff = 0;
-  for (let i = 0; i < a.length; i++) diff |= a[i] ^ b[i];
-  return diff === 0;
+  return a.length === b.length && equalBuffers(a, b);
 }
 
 /** A stored hash that matches no code, compared against when there is no session or channel. */
 export const NO_HASH = toBase64(new Uint8Array(32));
 
 /** True when `code` is the one whose hash is `stored`; always computes one HMAC and a full compare. */
-export async function codeMatches(
-  key: CryptoKey,
+export function codeMatches(
+  key: Uint8Array,
   sessionId: string,
   channel: string,
   code: string,
   stored: string | undefined,
-): Promise<boolean> {
-  const computed = await mac(key, sessionId, channel, code);
+): boolean {
+  const computed = mac(key, sessionId, channel, code);
   const equal = timingSafeEqual(computed, fromBase64(stored ?? NO_HASH));
   return equal && stored !== undefined;
 }

@@ -1,15 +1,16 @@
 import type { Config } from "../shared/config.ts";
 import { log } from "../shared/log.ts";
+import { otpHmac } from "./hmac.ts";
 
 /** The keys of the OTP role: one signs session tokens, the other hashes codes. */
 export interface OtpKeys {
-  /** HS256 key of the session tokens. */
-  token: CryptoKey;
+  /** HS256 key of the session tokens (the secret's bytes). */
+  token: Uint8Array;
   /** HMAC-SHA-256 key of the stored code hashes (derived, so a token key never hashes codes). */
-  code: CryptoKey;
+  code: Uint8Array;
 }
 
-const cache = new Map<string, Promise<OtpKeys>>();
+const cache = new Map<string, OtpKeys>();
 let processSecret: string | undefined;
 
 /**
@@ -24,18 +25,13 @@ function fallbackSecret(): string {
   return processSecret;
 }
 
-async function derive(secret: string): Promise<OtpKeys> {
-  const raw = new TextEncoder().encode(secret);
-  const hmac = { name: "HMAC", hash: "SHA-256" } as const;
-  const token = await crypto.subtle.importKey("raw", raw, hmac, false, ["sign", "verify"]);
-  const base = await crypto.subtle.importKey("raw", raw, hmac, false, ["sign"]);
-  const codeBytes = await crypto.subtle.sign("HMAC", base, new TextEncoder().encode("otp-code-hash-v1"));
-  const code = await crypto.subtle.importKey("raw", codeBytes, hmac, false, ["sign"]);
-  return { token, code };
+function derive(secret: string): OtpKeys {
+  const token = new TextEncoder().encode(secret);
+  return { token, code: otpHmac.sha256(token, "otp-code-hash-v1") };
 }
 
-/** The OTP keys of this configuration (imported once per secret). */
-export function otpKeys(config: Config): Promise<OtpKeys> {
+/** The OTP keys of this configuration (derived once per secret). */
+export function otpKeys(config: Config): OtpKeys {
   const secret = config.OTP_TOKEN_SECRET ?? fallbackSecret();
   let keys = cache.get(secret);
   if (!keys) {

@@ -41,9 +41,9 @@ function refusal(session: OtpSession | null, now: number): AppError | undefined 
  * and charges the delivery again (402); the verification fee was paid by the send.
  */
 export async function resendOtp(deps: Deps, teamId: string, token: string, keyIsTest: boolean): Promise<ResendOutcome> {
-  const keys = await otpKeys(deps.config);
+  const keys = otpKeys(deps.config);
   const now = deps.now();
-  const claims = await readSessionToken(keys.token, token, now);
+  const claims = await readSessionToken(keys.token, token);
   if (!claims || claims.teamId !== teamId) throw sessionNotFound();
   const key = kvKeys.otp.session(teamId, claims.sessionId);
   let entry = await deps.kv.get<OtpSession>(key);
@@ -58,7 +58,7 @@ export async function resendOtp(deps: Deps, teamId: string, token: string, keyIs
     "Too many OTP resends for this recipient",
   );
 
-  const { codes, hashes } = await newCodes(keys.code, first.id, first.channels, first.otp_length);
+  const { codes, hashes } = newCodes(keys.code, first.id, first.channels, first.otp_length);
   const plans = await planMessages(deps, teamId, { ...first, codes });
   const charging = !first.sandbox_mode && !first.test && !keyIsTest;
   const reference = `otp:${first.id}:resend:${first.resend_count + 1}`;

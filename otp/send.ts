@@ -40,17 +40,17 @@ function nameOf(given: string | null | undefined, inMetadata: unknown): string |
 }
 
 /** A fresh code per channel and the stored hash of each. */
-export async function newCodes(
-  key: CryptoKey,
+export function newCodes(
+  key: Uint8Array,
   sessionId: string,
   channels: OtpChannel[],
   length: number,
-): Promise<{ codes: Partial<Record<OtpChannel, string>>; hashes: Partial<Record<OtpChannel, string>> }> {
+): { codes: Partial<Record<OtpChannel, string>>; hashes: Partial<Record<OtpChannel, string>> } {
   const codes: Partial<Record<OtpChannel, string>> = {};
   const hashes: Partial<Record<OtpChannel, string>> = {};
   for (const channel of channels) {
     codes[channel] = generateCode(length);
-    hashes[channel] = await hashCode(key, sessionId, channel, codes[channel]!);
+    hashes[channel] = hashCode(key, sessionId, channel, codes[channel]!);
   }
   return { codes, hashes };
 }
@@ -71,8 +71,8 @@ export async function sendOtp(deps: Deps, caller: Caller, input: SendInput): Pro
   await limitRecipients(deps, teamId, [...new Set(Object.values(recipients))], now);
   const slot = await reserveActiveSession(deps, teamId, now);
   const id = crypto.randomUUID();
-  const keys = await otpKeys(deps.config);
-  const { codes, hashes } = await newCodes(keys.code, id, channels, input.config.otp_length);
+  const keys = otpKeys(deps.config);
+  const { codes, hashes } = newCodes(keys.code, id, channels, input.config.otp_length);
   const session: OtpSession = {
     id,
     team_id: teamId,
@@ -120,7 +120,7 @@ export async function sendOtp(deps: Deps, caller: Caller, input: SendInput): Pro
     // Stored (now counted from KV) or given up.
     slot.release();
   }
-  const token = await signSessionToken(keys.token, { sessionId: id, teamId }, now);
+  const token = signSessionToken(keys.token, { sessionId: id, teamId }, now);
   const results = session.sandbox_mode
     ? sandboxResults(plans)
     : await sendMessages(deps, teamId, plans, { charging, sandbox: session.test, reference });

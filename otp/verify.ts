@@ -27,17 +27,17 @@ export interface VerifyOutcome {
   contactId?: string;
 }
 
-async function matchAll(
-  key: CryptoKey,
+function matchAll(
+  key: Uint8Array,
   sessionId: string,
   session: OtpSession | null,
   otps: Record<string, string>,
-): Promise<Record<string, boolean>> {
+): Record<string, boolean> {
   const matches: Record<string, boolean> = {};
   for (const [channel, code] of Object.entries(otps)) {
     const hashes = session?.code_hashes ?? {};
     const stored = Object.hasOwn(hashes, channel) ? hashes[channel as keyof typeof hashes] : undefined;
-    matches[channel] = await codeMatches(key, sessionId, channel, code, stored);
+    matches[channel] = codeMatches(key, sessionId, channel, code, stored);
   }
   return matches;
 }
@@ -56,9 +56,9 @@ export async function verifyOtp(
   token: string,
   otps: Record<string, string>,
 ): Promise<VerifyOutcome> {
-  const keys = await otpKeys(deps.config);
+  const keys = otpKeys(deps.config);
   const now = deps.now();
-  const claims = await readSessionToken(keys.token, token, now);
+  const claims = await readSessionToken(keys.token, token);
   const known = claims !== undefined && claims.teamId === teamId;
   // An unknown token still looks up (and finds nothing under) a random session id of the team.
   const sessionId = known ? claims.sessionId : crypto.randomUUID();
@@ -66,7 +66,7 @@ export async function verifyOtp(
   for (let round = 0; round < MAX_CONFLICTS; round++) {
     const entry = await deps.kv.get<OtpSession>(key);
     const session = known ? entry.value : null;
-    const matches = await matchAll(keys.code, sessionId, session, otps);
+    const matches = matchAll(keys.code, sessionId, session, otps);
     const outcome = applyVerification(session, matches, now);
     const next = outcome.next;
     const activeKey = kvKeys.otp.active(teamId, sessionId);

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { kvKeys } from "../shared/kv.ts";
 import { dbTest } from "../shared/testing.ts";
+import { otpHmac } from "./hmac.ts";
 import { otpKeys } from "./keys.ts";
 import type { OtpSession } from "./session.ts";
 import { openSandbox, otpWorld, spyKv, wrong } from "./testing.ts";
@@ -60,19 +61,17 @@ dbTest(
     let spy: ReturnType<typeof spyKv> | undefined;
     const world = await otpWorld({ now: () => now, kv: (kv) => (spy = spyKv(kv)).kv });
     const other = await otpWorld();
-    const keys = await otpKeys(world.deps.config);
-    const unknown = await signSessionToken(keys.token, { sessionId: crypto.randomUUID(), teamId: world.team.id }, now);
+    const keys = otpKeys(world.deps.config);
+    const unknown = signSessionToken(keys.token, { sessionId: crypto.randomUUID(), teamId: world.team.id }, now);
     const live = await openSandbox(world, ["email"]);
     const expiring = await openSandbox(world, ["email"], { config: { expiry_minutes: 1 } });
     const locking = await openSandbox(world, ["email"], { config: { max_attempts: 1 } });
     await world.post("/verify", { session_token: locking.token, otps: { email: wrong(locking.otps.email) } });
     now += 61_000;
 
-    const subtle = crypto.subtle as { sign: SubtleCrypto["sign"]; verify: SubtleCrypto["verify"] };
-    const { sign, verify } = subtle;
+    const { sha256 } = otpHmac;
     let hmacs = 0;
-    subtle.sign = (...args: Parameters<SubtleCrypto["sign"]>) => (hmacs++, sign.apply(crypto.subtle, args));
-    subtle.verify = (...args: Parameters<SubtleCrypto["verify"]>) => (hmacs++, verify.apply(crypto.subtle, args));
+    otpHmac.sha256 = (key, data) => (hmacs++, sha256(key, data));
     const work: Record<string, { status: number; message: string; gets: number; commits: number; hmacs: number }> = {};
     try {
       const cases: [string, string, string][] = [
@@ -91,8 +90,7 @@ dbTest(
         work[name] = { status: res.status, message, gets, commits, hmacs };
       }
     } finally {
-      subtle.sign = sign;
-      subtle.verify = verify;
+      otpHmac.sha256 = sha256;
     }
     assert.equal(work["unknown session"].message, "Session not found");
     assert.equal(work["other team"].message, "Session not found");
