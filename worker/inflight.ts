@@ -42,7 +42,10 @@ export class InflightJournal {
   #staleMs: number;
   #now: () => number;
   #running = new Map<string, unknown>();
-  #written = new Set<string>();
+  /** Started and not yet written (their entries go in the next write). */
+  #unwritten = new Set<string>();
+  /** Written and since ended (their entries go in the next write's deletes). */
+  #ended = new Set<string>();
   #flushTimer: ReturnType<typeof setTimeout> | undefined;
   #heartbeatTimer: ReturnType<typeof setInterval> | undefined;
   #flushing: Promise<void> = Promise.resolve();
@@ -86,6 +89,7 @@ export class InflightJournal {
   async track<T>(message: unknown, run: () => Promise<T>): Promise<T> {
     const token = crypto.randomUUID();
     this.#running.set(token, message);
+    this.#unwritten.add(token);
     try {
       await this.#flushSoon();
     } catch (err) {
@@ -96,6 +100,8 @@ export class InflightJournal {
       return await run();
     } finally {
       this.#running.delete(token);
+      // Never written: nothing to delete. Written (or being written): deleted by a later write.
+      if (!this.#unwritten.delete(token)) this.#ended.add(token);
       this.#schedule();
     }
   }
@@ -126,21 +132,34 @@ export class InflightJournal {
   }
 
   async #write(): Promise<void> {
-    const started = [...this.#running.keys()].filter((t) => !this.#written.has(t));
-    const finished = [...this.#written].filter((t) => !this.#running.has(t));
+    // Taken as sets of tokens, so a write costs what changed since the last, not what is running.
+    const started = [...this.#unwritten];
+    this.#unwritten.clear();
     for (let i = 0; i < started.length; i += SETS_PER_COMMIT) {
+      const batch = started.slice(i, i + SETS_PER_COMMIT).filter((t) => this.#running.has(t));
       const op = this.#kv.atomic();
-      const batch = started.slice(i, i + SETS_PER_COMMIT);
       for (const t of batch) op.set(inflightKeys.job(this.processId, t), this.#running.get(t), { expireIn: DAY_MS });
-      await op.commit();
-      batch.forEach((t) => this.#written.add(t));
+      try {
+        await op.commit();
+      } catch (err) {
+        // Not written: those still running are written next time; those ended need no delete.
+        for (const t of started.slice(i)) if (this.#running.has(t)) this.#unwritten.add(t);
+        for (const t of started.slice(i)) this.#ended.delete(t);
+        throw err;
+      }
     }
+    const finished = [...this.#ended];
+    this.#ended.clear();
     for (let i = 0; i < finished.length; i += DELETES_PER_COMMIT) {
       const op = this.#kv.atomic();
       const batch = finished.slice(i, i + DELETES_PER_COMMIT);
       for (const t of batch) op.delete(inflightKeys.job(this.processId, t));
-      await op.commit();
-      batch.forEach((t) => this.#written.delete(t));
+      try {
+        await op.commit();
+      } catch (err) {
+        for (const t of finished.slice(i)) this.#ended.add(t);
+        throw err;
+      }
     }
   }
 

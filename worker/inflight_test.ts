@@ -67,3 +67,27 @@ Deno.test("InflightJournal: finished jobs leave no entry, and a process never ta
   journal.stop();
   await close();
 });
+
+Deno.test("InflightJournal: a job ending while its entry is being written leaves no entry; one ending unwritten writes none", async () => {
+  const { kv, close } = await memoryKv();
+  const journal = new InflightJournal(kv, { flushMs: 1 });
+  const sets: number[] = [];
+  const atomic = kv.atomic.bind(kv);
+  kv.atomic = () => {
+    const op = atomic();
+    const set = op.set.bind(op);
+    op.set = (...args) => (sets.push(1), set(...args));
+    return op;
+  };
+  // Ends in the same task as its start: the write that follows has nothing to set.
+  const quick = journal.track({ type: "dispatch", id: "quick" }, () => Promise.resolve());
+  // Ends while the write holding its entry is committing.
+  const slow = journal.track({ type: "dispatch", id: "slow" }, () => new Promise((r) => setTimeout(r, 0)));
+  await Promise.all([quick, slow]);
+  await journal.flush();
+  await journal.flush();
+  assert.deepEqual(await Array.fromAsync(kv.list({ prefix: ["worker_inflight"] })), []);
+  assert.ok(sets.length <= 2, `entries written: ${sets.length}`);
+  journal.stop();
+  await close();
+});
