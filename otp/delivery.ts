@@ -1,7 +1,7 @@
-import { ulid } from "ulid";
 import type { Deps } from "../shared/deps.ts";
 import { PaymentError } from "../shared/errors.ts";
 import { log } from "../shared/log.ts";
+import { newUlid } from "../shared/sending/ids.ts";
 import { toUsd } from "../shared/money.ts";
 import { balanceMicros, charge, refund } from "../shared/wallet.ts";
 import type { OtpChannel } from "./codes.ts";
@@ -101,7 +101,7 @@ async function sendOne(
   plan: PlannedMessage,
   options: { charging: boolean; sandbox: boolean; reference: string },
 ): Promise<ChannelResult> {
-  const id = ulid();
+  const id = newUlid();
   const result: ChannelResult = {
     success: false,
     message_id: id,
@@ -155,7 +155,7 @@ export async function sendMessages(
 export function sandboxResults(plans: PlannedMessage[]): Partial<Record<OtpChannel, ChannelResult>> {
   return Object.fromEntries(plans.map((p) => [p.channel, {
     success: true,
-    message_id: `sandbox_${ulid()}`,
+    message_id: `sandbox_${newUlid()}`,
     trigger_id: crypto.randomUUID(),
     execution_id: crypto.randomUUID(),
     used_custom_template: p.template.custom,

@@ -3,11 +3,11 @@
  * delivers it, and `emitEvent`, which finds the team's endpoints subscribed to a type and enqueues
  * the deliveries (several in one queue message).
  */
-import { ulid } from "ulid";
 import { z } from "zod";
 import type { Db } from "./db.ts";
 import type { Deps } from "./deps.ts";
 import { log } from "./log.ts";
+import { newUlid } from "./sending/ids.ts";
 import { metrics } from "./metrics.ts";
 
 /** Every event type an endpoint can subscribe to. */
@@ -85,7 +85,7 @@ async function activeEndpoints(db: Db, teamId: string): Promise<EndpointSubscrip
 
 /** A new event envelope (`evt_` + ulid). */
 export function newEvent(type: EventType, data: Record<string, unknown>, now: number): WebhookEvent {
-  return { id: `evt_${ulid(now)}`, type, created_at: new Date(now).toISOString(), data };
+  return { id: `evt_${newUlid(now)}`, type, created_at: new Date(now).toISOString(), data };
 }
 
 /** Splits deliveries into jobs no larger than the KV value limit allows. */

@@ -3,9 +3,9 @@
  * records every attempt, disables an endpoint that answers 410, and re-enqueues the failures with
  * exponential back-off and jitter (13 attempts over more than 24 hours).
  */
-import { monotonicFactory } from "ulid";
 import type { Deps } from "../shared/deps.ts";
 import { log } from "../shared/log.ts";
+import { newUlid } from "../shared/sending/ids.ts";
 import { metrics } from "../shared/metrics.ts";
 import { urlRefusal } from "../shared/ssrf.ts";
 import {
@@ -27,7 +27,7 @@ export const RETRY_BASE_MS = 30_000;
 export const RETRY_CAP_MS = 8 * 60 * 60 * 1000;
 
 /** Attempt ids: ulids that keep increasing within a millisecond, so "newest first" is exact. */
-const attemptId = monotonicFactory();
+const attemptId = newUlid;
 
 /** Deliveries of one job in flight at once. */
 const CONCURRENCY = 16;
