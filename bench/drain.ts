@@ -9,6 +9,8 @@ import { progress } from "./measure.ts";
 export interface WorkCounters {
   deliveries: number;
   jobs: number;
+  /** Group jobs the service deferred during the burst and that are not yet due (a gauge). */
+  deferred: number;
 }
 
 /** Sums the samples of a Prometheus text counter (every label set). */
@@ -32,6 +34,7 @@ export async function workCounters(url: string): Promise<WorkCounters> {
   return {
     deliveries: sumCounter(text, "message_deliveries_total"),
     jobs: sumCounter(text, "queue_jobs_total"),
+    deferred: sumCounter(text, "queue_jobs_deferred"),
   };
 }
 
@@ -46,8 +49,8 @@ export interface Drained {
 }
 
 /**
- * Waits until the service's deliveries and queue jobs have not moved for `quietMs` (at most
- * `limitMs`); answers how many deliveries it saw and how long they took.
+ * Waits until no deferred job is waiting and the service's deliveries and queue jobs have not moved
+ * for `quietMs` (at most `limitMs`); answers how many deliveries it saw and how long they took.
  */
 export async function drain(url: string, options: { quietMs?: number; limitMs?: number } = {}): Promise<Drained> {
   const quietMs = options.quietMs ?? 1500;
@@ -60,7 +63,7 @@ export async function drain(url: string, options: { quietMs?: number; limitMs?: 
     await new Promise((r) => setTimeout(r, 100));
     const now = performance.now();
     const current = await workCounters(url);
-    if (current.deliveries !== last.deliveries || current.jobs !== last.jobs) {
+    if (current.deliveries !== last.deliveries || current.jobs !== last.jobs || current.deferred > 0) {
       last = current;
       changedAt = now;
     }

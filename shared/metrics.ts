@@ -1,8 +1,9 @@
 /**
- * A tiny in-process metrics registry (counters and histograms) rendered in the Prometheus text
+ * A tiny in-process metrics registry (counters, gauges and histograms) rendered in the Prometheus text
  * exposition format (version 0.0.4) for `GET /metrics`. One registry per process.
  */
 import { log } from "./log.ts";
+import { deferredJobs } from "./sending/pressure.ts";
 
 /** Label values of one series. */
 export type Labels = Record<string, string | number>;
@@ -56,6 +57,21 @@ export class Counter {
       lines.push(`${this.name}${labelText(this.labelNames, labels)} ${formatNumber(value)}`);
     }
     return lines.join("\n");
+  }
+}
+
+/** A value read when the metrics are rendered (no labels). */
+export class Gauge {
+  constructor(readonly name: string, readonly help: string, readonly read: () => number) {}
+
+  /** The exposition text of this gauge. */
+  render(): string {
+    return [
+      `# HELP ${this.name} ${this.help}`,
+      `# TYPE ${this.name} gauge`,
+      `${this.name} ${formatNumber(this.read())}`,
+    ]
+      .join("\n");
   }
 }
 
@@ -120,11 +136,16 @@ export class Histogram {
 
 /** A set of metrics rendered together. */
 export class Registry {
-  readonly #metrics = new Map<string, Counter | Histogram>();
+  readonly #metrics = new Map<string, Counter | Gauge | Histogram>();
 
   /** Registers a counter (names are unique in a registry). */
   counter(name: string, help: string, labelNames: readonly string[] = []): Counter {
     return this.#add(new Counter(name, help, labelNames));
+  }
+
+  /** Registers a gauge, read by `read` at each rendering. */
+  gauge(name: string, help: string, read: () => number): Gauge {
+    return this.#add(new Gauge(name, help, read));
   }
 
   /** Registers a histogram. */
@@ -132,7 +153,7 @@ export class Registry {
     return this.#add(new Histogram(name, help, labelNames, buckets));
   }
 
-  #add<T extends Counter | Histogram>(metric: T): T {
+  #add<T extends Counter | Gauge | Histogram>(metric: T): T {
     if (this.#metrics.has(metric.name)) throw new Error(`Cannot register metric ${metric.name}: name taken`);
     this.#metrics.set(metric.name, metric);
     return metric;
@@ -168,6 +189,11 @@ export const metrics = {
     "Time from when a queue job was due to when its handling started, by job type.",
     ["type"],
     [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900],
+  ),
+  deferredJobs: registry.gauge(
+    "queue_jobs_deferred",
+    "Group jobs this process enqueued with a delay during a burst of accepts, not yet due.",
+    () => deferredJobs.waiting(Date.now()),
   ),
   deliveries: registry.counter(
     "message_deliveries_total",

@@ -42,7 +42,9 @@ export class GroupCoalescer {
   }
 }
 
-async function holdDuringBurst(d: DeferPolicy, arrived: number): Promise<void> {
+/** Waits while `d` says the process is in a burst, until at most `maxDeferMs` after `arrived`. */
+export async function holdDuringBurst(d: DeferPolicy, arrived: number): Promise<void> {
+  if (d.busyRate <= 0) return;
   while (d.rate(Date.now()) > d.busyRate && Date.now() - arrived < d.maxDeferMs) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -6,7 +6,7 @@ import { acceptPressure } from "../shared/sending/pressure.ts";
 import { loadSpec } from "../shared/sending/records.ts";
 import type { ExecutionSpec, SendSpec } from "../shared/sending/spec.ts";
 import type { Template } from "../shared/templates.ts";
-import { GroupCoalescer } from "./coalescer.ts";
+import { type DeferPolicy, GroupCoalescer } from "./coalescer.ts";
 import { Limiter } from "./limiter.ts";
 import { handleSendGroup } from "./sends.ts";
 import type { ExecutionContext } from "./prepare.ts";
@@ -21,22 +21,24 @@ export interface WorkerContext {
   deliveries: Limiter;
   /** Merges `send-group` jobs that arrive together into one delivery pass. */
   groups: GroupCoalescer;
+  /** When to hold accepted work back: while this process accepts a burst (SEND_DEFER_RATE). */
+  defer: DeferPolicy;
 }
 
 /** A worker context over `deps`. */
 export function createWorkerContext(deps: Deps): WorkerContext {
+  const defer: DeferPolicy = {
+    rate: (now) => acceptPressure.rate(now),
+    busyRate: deps.config.SEND_DEFER_RATE,
+    maxDeferMs: deps.config.SEND_DEFER_MAX_MS,
+  };
   const w: WorkerContext = {
     deps,
     lookups: new SendLookups(deps.sql, deps.now),
     specs: new TtlCache<SendSpec | undefined>(60_000, 1_000),
     deliveries: new Limiter(deps.config.DATABASE_URL ? 8 : 4),
-    groups: new GroupCoalescer((job) => w.deliveries.run(() => handleSendGroup(w, job)), {
-      defer: {
-        rate: (now) => acceptPressure.rate(now),
-        busyRate: deps.config.SEND_DEFER_RATE,
-        maxDeferMs: deps.config.SEND_DEFER_MAX_MS,
-      },
-    }),
+    groups: new GroupCoalescer((job) => w.deliveries.run(() => handleSendGroup(w, job)), { defer }),
+    defer,
   };
   return w;
 }

@@ -2,6 +2,7 @@ import type { Deps } from "../shared/deps.ts";
 import { log } from "../shared/log.ts";
 import { trackJob } from "../shared/metrics.ts";
 import { handleDeliverBatch } from "./batch.ts";
+import { holdDuringBurst } from "./coalescer.ts";
 import { createWorkerContext, type WorkerContext } from "./context.ts";
 import { handleDispatch } from "./dispatch.ts";
 import { InflightJournal } from "./inflight.ts";
@@ -79,6 +80,8 @@ export async function runJob(w: WorkerContext, job: Job): Promise<void> {
     case "tick":
       return;
     case "workflow-starts":
+      // Starting runs steps against Postgres: during a burst of accepts it waits, as sends do.
+      await holdDuringBurst(w.defer, Date.now());
       return await handleWorkflowStarts(w, job);
     case "workflow-start-stored":
       return await handleWorkflowStartStored(w, job);

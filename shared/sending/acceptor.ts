@@ -3,7 +3,7 @@ import type { Db } from "../db.ts";
 import type { KvCommitter } from "../kv.ts";
 import type { SendGroupJob, SendStoredJob } from "./jobs.ts";
 import { pendingSlot, sendKeys } from "./keys.ts";
-import { type AcceptPressure, acceptPressure } from "./pressure.ts";
+import { acceptPressure, type BurstDeferral, burstDelay, deferredJobs } from "./pressure.ts";
 import { insertTriggers } from "./records.ts";
 import type { SendSpec } from "./spec.ts";
 import { newTriggerRecord, type TriggerRecord } from "./trigger_record.ts";
@@ -28,8 +28,8 @@ export interface AcceptFlow<T extends AcceptItem> {
   groupJob(id: string, items: T[]): { type: string; id: string };
   /** Records an item that does not travel in a group job (scheduled, or too large) and enqueues it alone. */
   acceptStored(item: T, now: number): Promise<void>;
-  /** Counts accepted items, where the worker defers its deliveries during a burst of them. */
-  pressure?: AcceptPressure;
+  /** Counts accepted items and, in a burst of them, defers their group jobs (see burstDelay). */
+  deferral?: BurstDeferral;
 }
 
 interface Waiting<T> {
@@ -83,7 +83,7 @@ export class Acceptor<T extends AcceptItem> {
 
   /** Accepts an item: resolves once its trigger record and its job are committed. */
   async accept(item: T, now: number): Promise<void> {
-    this.#flow.pressure?.note(Date.now());
+    this.#flow.deferral?.pressure.note(Date.now());
     const bytes = sizeOf(item);
     if (item.scheduled_for !== null || bytes > MESSAGE_BYTES) return await this.#flow.acceptStored(item, now);
     await this.#groups.add({ item, record: this.#flow.record(item), bytes }, bytes + 400);
@@ -93,16 +93,20 @@ export class Acceptor<T extends AcceptItem> {
     const messages = chunk(group.map((w) => ({ value: w.item, bytes: w.bytes })));
     const pages = pendingPages(group);
     const bytes = group.reduce((n, w) => n + w.bytes + 400, 0);
+    const now = Date.now();
+    const delay = this.#flow.deferral ? burstDelay(this.#flow.deferral, now) : 0;
     await this.#committer.commit((op) => {
       for (const page of pages) op.set(page.key, page.records, { expireIn: PENDING_TTL_MS });
       for (const items of messages) {
         const job = this.#flow.groupJob(newJobId(), items);
         op.enqueue(job, {
+          delay,
           backoffSchedule: JOB_BACKOFF_MS,
           keysIfUndelivered: [sendKeys.undelivered(items[0].trigger_id, job.id)],
         });
       }
     }, pages.length + messages.length + Math.ceil(bytes / 1024));
+    if (delay > 0) deferredJobs.add(now + delay, messages.length);
   }
 }
 
@@ -144,7 +148,11 @@ function pendingPages<T extends AcceptItem>(group: Waiting<T>[]): { key: Deno.Kv
  * The acceptor of sends: `send-group` jobs; a scheduled or oversized send is recorded in Postgres
  * and enqueued as a `send-stored` job.
  */
-export function sendAcceptor(committer: KvCommitter, db: Db): Acceptor<SendSpec> {
+export function sendAcceptor(
+  committer: KvCommitter,
+  db: Db,
+  defer?: Omit<BurstDeferral, "pressure">,
+): Acceptor<SendSpec> {
   return new Acceptor<SendSpec>(committer, {
     record: newTriggerRecord,
     groupJob: (id, sends): SendGroupJob => ({ type: "send-group", id, sends, attempt: 0 }),
@@ -160,6 +168,6 @@ export function sendAcceptor(committer: KvCommitter, db: Db): Acceptor<SendSpec>
         });
       }, 1);
     },
-    pressure: acceptPressure,
+    deferral: defer && { pressure: acceptPressure, ...defer },
   });
 }

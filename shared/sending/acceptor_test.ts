@@ -1,10 +1,11 @@
 import assert from "node:assert/strict";
 import { KvCommitter } from "../kv.ts";
 import { dbTest, testDeps, testTeam } from "../testing.ts";
-import { sendAcceptor } from "./acceptor.ts";
+import { Acceptor, sendAcceptor } from "./acceptor.ts";
 import { newUuidV7 } from "./ids.ts";
 import type { SendSpec } from "./spec.ts";
-import { findPendingRecord } from "./trigger_record.ts";
+import { AcceptPressure, deferredJobs } from "./pressure.ts";
+import { findPendingRecord, newTriggerRecord } from "./trigger_record.ts";
 
 function spec(teamId: string, extra: Partial<SendSpec> = {}): SendSpec {
   return {
@@ -46,7 +47,7 @@ async function harness() {
 }
 
 async function until(check: () => boolean) {
-  for (let i = 0; i < 200 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+  for (let i = 0; i < 300 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
 }
 
 dbTest("Acceptor commits the sends of concurrent callers together, pending records in a few pages", async () => {
@@ -92,3 +93,33 @@ dbTest("Acceptor records a scheduled or oversized send in Postgres and enqueues 
   assert.deepEqual(h.messages, [{ type: "send-stored", id: h.messages[0].id, trigger_id: big.trigger_id }]);
   h.kv.close();
 });
+
+dbTest(
+  "Acceptor defers the group jobs of a burst in the queue (not handed to the worker at once) and counts them",
+  async () => {
+    const deps = await testDeps();
+    const { team } = await testTeam(deps);
+    const h = await harness();
+    const pressure = new AcceptPressure();
+    const acceptor = new Acceptor<SendSpec>(h.committer, {
+      record: newTriggerRecord,
+      groupJob: (id, sends) => ({ type: "send-group", id, sends, attempt: 0 }),
+      acceptStored: () => Promise.reject(new Error("not stored")),
+      deferral: { pressure, busyRate: 100, maxDelayMs: 60_000 },
+    });
+    const quiet = spec(team.id);
+    await acceptor.accept(quiet, Date.now());
+    await until(() => h.messages.length === 1);
+    const before = deferredJobs.waiting(Date.now());
+    // A burst: far over 100 sends a second.
+    pressure.note(Date.now(), 1_000);
+    const burst = Array.from({ length: 20 }, () => spec(team.id));
+    await Promise.all(burst.map((s) => acceptor.accept(s, Date.now())));
+    assert.ok(deferredJobs.waiting(Date.now()) > before, "counted as deferred");
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(h.messages.length, 1, "the burst's jobs wait in the queue");
+    for (const s of burst) assert.equal((await findPendingRecord(h.kv, s.trigger_id))?.status, "pending");
+    await until(() => h.messages.reduce((n, m) => n + (m.sends?.length ?? 0), 0) === 21);
+    h.kv.close();
+  },
+);

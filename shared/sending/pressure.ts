@@ -9,6 +9,7 @@ const BUCKETS = 3;
  */
 export class AcceptPressure {
   #buckets = new Map<number, number>();
+  #burstSince: number | undefined;
 
   /** Counts `n` sends accepted now. */
   note(now: number, n = 1): void {
@@ -26,7 +27,63 @@ export class AcceptPressure {
     for (let b = bucket - BUCKETS + 1; b <= bucket; b++) sum += this.#buckets.get(b) ?? 0;
     return (sum * 1000) / (BUCKETS * BUCKET_MS);
   }
+
+  /**
+   * How long (ms) the rate has stayed above `busyRate` as seen by the calls to this method, or
+   * undefined when it is not above it now (or `busyRate` is 0: never busy).
+   */
+  burstAge(now: number, busyRate: number): number | undefined {
+    if (busyRate <= 0 || this.rate(now) <= busyRate) {
+      this.#burstSince = undefined;
+      return undefined;
+    }
+    this.#burstSince ??= now;
+    return now - this.#burstSince;
+  }
 }
+
+/** The shortest delay of a job deferred during a burst (ms). */
+const MIN_BURST_DELAY_MS = 1_000;
+
+/** When a process defers the jobs of a burst (the service's SEND_DEFER_RATE and SEND_DEFER_MAX_MS). */
+export interface BurstDeferral {
+  pressure: AcceptPressure;
+  /** Accepted sends per second above which the process is in a burst; 0 never defers. */
+  busyRate: number;
+  /** The longest a job is deferred. */
+  maxDelayMs: number;
+}
+
+/**
+ * The queue delay of a job accepted now: 0 outside a burst. In a burst that has lasted t ms the
+ * job waits t (at least 1 s, at most `maxDelayMs`) in the queue, where it costs nothing, rather than
+ * being handed to this process's worker while the accept path needs the CPU: a burst that has lasted
+ * t is likely to last about as long again, and a short one delays its sends little.
+ */
+export function burstDelay(d: BurstDeferral, now: number): number {
+  if (d.maxDelayMs <= 0) return 0;
+  const age = d.pressure.burstAge(now, d.busyRate);
+  return age === undefined ? 0 : Math.min(d.maxDelayMs, Math.max(MIN_BURST_DELAY_MS, age));
+}
+
+/** Due times of the jobs this process deferred, for the `queue_jobs_deferred` gauge. */
+export class DeferredJobs {
+  #due: number[] = [];
+
+  /** Notes `count` jobs due at `dueAt` (ms since the epoch). */
+  add(dueAt: number, count: number): void {
+    for (let i = 0; i < count; i++) this.#due.push(dueAt);
+  }
+
+  /** How many are not yet due at `now` (forgets those that are). */
+  waiting(now: number): number {
+    this.#due = this.#due.filter((at) => at > now);
+    return this.#due.length;
+  }
+}
+
+/** The deferred jobs of this process. */
+export const deferredJobs = new DeferredJobs();
 
 /** The pressure of this process (the API and the worker of one process share it). */
 export const acceptPressure = new AcceptPressure();

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { AcceptPressure } from "./pressure.ts";
+import { AcceptPressure, burstDelay, DeferredJobs } from "./pressure.ts";
 
 Deno.test("AcceptPressure.rate() counts the sends of the last 300 ms", () => {
   const p = new AcceptPressure();
@@ -8,4 +8,36 @@ Deno.test("AcceptPressure.rate() counts the sends of the last 300 ms", () => {
   for (let i = 0; i < 300; i++) p.note(t + i);
   assert.equal(p.rate(t + 299), 1_000);
   assert.equal(p.rate(t + 650), 0);
+});
+
+Deno.test("burstDelay() is 0 outside a burst, then the burst's age, at least 1 s and at most the maximum", () => {
+  const pressure = new AcceptPressure();
+  const d = { pressure, busyRate: 100, maxDelayMs: 5_000 };
+  let t = 2_000_000;
+  assert.equal(burstDelay(d, t), 0, "nothing accepted");
+  // 200 a second for 8 s: above the busy rate.
+  const accept = (ms: number) => {
+    for (const end = t + ms; t < end; t += 5) pressure.note(t);
+  };
+  accept(300);
+  assert.equal(burstDelay(d, t), 1_000, "a burst just seen waits the least");
+  accept(2_500);
+  assert.equal(burstDelay(d, t), 2_500);
+  accept(5_000);
+  assert.equal(burstDelay(d, t), 5_000, "never more than the maximum");
+  t += 1_000;
+  assert.equal(burstDelay(d, t), 0, "the burst is over");
+  accept(300);
+  assert.equal(burstDelay(d, t), 1_000, "a new burst starts from the least again");
+  assert.equal(burstDelay({ ...d, busyRate: 0 }, t), 0, "busy rate 0: never defers");
+  assert.equal(burstDelay({ ...d, maxDelayMs: 0 }, t), 0, "maximum 0: never defers");
+});
+
+Deno.test("DeferredJobs counts the jobs not yet due", () => {
+  const jobs = new DeferredJobs();
+  jobs.add(1_000, 2);
+  jobs.add(3_000, 1);
+  assert.equal(jobs.waiting(500), 3);
+  assert.equal(jobs.waiting(1_000), 1);
+  assert.equal(jobs.waiting(3_000), 0);
 });
