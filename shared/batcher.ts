@@ -18,13 +18,24 @@ export interface BatcherOptions {
    * added: a caller may hold groups back (values added meanwhile join the group).
    */
   hold?: (oldestArrived: number) => Promise<void>;
+  /**
+   * When a group of several values fails, run each of its values again alone, one after another in
+   * the order they arrived, and settle each caller with the outcome of its own run. Without it one
+   * caller's bad value (for a KV commit: a value over 64 KiB, a key too large) fails every innocent
+   * caller grouped with it, and a group that fails only for being the sum of its values (a commit
+   * over 800 KiB) fails them all. Only for a runner that is all-or-nothing (one atomic commit): a
+   * runner that may have done part of a failed group's work would do that part again. Sequential,
+   * not concurrent: a failed group is rare (the cost of a retry is one run a value), and running in
+   * arrival order keeps the outcome of the group run (of two writes to one key, the later lands).
+   */
+  retryAlone?: boolean;
 }
 
 /**
  * Gathers the values of concurrent callers into groups handled by one runner at a time (a KV group
  * commit, a delivery pass, a batch of workflow starts): under load a group holds many callers'
  * values and costs about what one would. Each caller resolves once the group holding its value is
- * done, or rejects with that group's error.
+ * done, or rejects with that group's error (with `retryAlone`, with the error of its value run alone).
  */
 export class Batcher<T> {
   #run: (values: T[]) => Promise<void>;
@@ -58,11 +69,24 @@ export class Batcher<T> {
           await this.#run(group.map((e) => e.value));
           for (const e of group) e.resolve();
         } catch (err) {
-          for (const e of group) e.reject(err);
+          if (this.#options.retryAlone && group.length > 1) await this.#runAlone(group);
+          else for (const e of group) e.reject(err);
         }
       }
     } finally {
       this.#running = false;
+    }
+  }
+
+  /** Runs each value of a failed group alone, in order, settling its caller with that run's outcome. */
+  async #runAlone(group: Entry<T>[]): Promise<void> {
+    for (const e of group) {
+      try {
+        await this.#run([e.value]);
+        e.resolve();
+      } catch (err) {
+        e.reject(err);
+      }
     }
   }
 

@@ -47,3 +47,40 @@ Deno.test("Batcher awaits hold() with the oldest arrival before each group; valu
   assert.deepEqual(groups, [["early", "late"]]);
   assert.ok(holds[0] >= before && holds[0] <= Date.now());
 });
+
+/** A runner that fails any run holding "bad", with an error naming the values of that run. */
+function failingOnBad(runs: string[][]) {
+  return (values: string[]) => {
+    runs.push(values);
+    return values.includes("bad") ? Promise.reject(new Error(`failed ${values.join(",")}`)) : Promise.resolve();
+  };
+}
+
+Deno.test("Batcher with retryAlone runs each value of a failed group alone: only the bad one rejects, with its own error", async () => {
+  const runs: string[][] = [];
+  const batcher = new Batcher<string>(failingOnBad(runs), { maxWeight: 10, retryAlone: true });
+  const results = await Promise.allSettled(["a", "bad", "c"].map((v) => batcher.add(v)));
+  assert.deepEqual(results.map((r) => r.status), ["fulfilled", "rejected", "fulfilled"]);
+  assert.equal((results[1] as PromiseRejectedResult).reason.message, "failed bad");
+  // One group run, then each value alone, in arrival order.
+  assert.deepEqual(runs, [["a", "bad", "c"], ["a"], ["bad"], ["c"]]);
+  // The batcher carries on with the next group.
+  await batcher.add("d");
+  assert.deepEqual(runs.at(-1), ["d"]);
+});
+
+Deno.test("Batcher with retryAlone does not run a failed group of one value again", async () => {
+  const runs: string[][] = [];
+  const batcher = new Batcher<string>(failingOnBad(runs), { maxWeight: 10, retryAlone: true });
+  await assert.rejects(batcher.add("bad"), { message: "failed bad" });
+  assert.deepEqual(runs, [["bad"]]);
+});
+
+Deno.test("Batcher without retryAlone rejects every caller of the failed group with the group's error", async () => {
+  const runs: string[][] = [];
+  const batcher = new Batcher<string>(failingOnBad(runs), { maxWeight: 10 });
+  const results = await Promise.allSettled(["a", "bad", "c"].map((v) => batcher.add(v)));
+  assert.deepEqual(results.map((r) => r.status), ["rejected", "rejected", "rejected"]);
+  for (const r of results) assert.equal((r as PromiseRejectedResult).reason.message, "failed a,bad,c");
+  assert.deepEqual(runs, [["a", "bad", "c"]]);
+});

@@ -32,8 +32,12 @@ const MAX_MUTATIONS = 1000;
 
 /**
  * Group commit: writes from concurrent callers share one atomic KV commit (one SQLite fsync).
- * Each caller's promise resolves only after the commit that holds its writes. Builders must not
- * add checks: one failing check would fail every caller in the group.
+ * Each caller's promise resolves only after the commit that holds its writes. When a group's commit
+ * fails (one caller's value over 64 KiB or key too large, or the group over 800 KiB or 1000
+ * mutations together), nothing of it was written (the commit is atomic), so each caller's writes
+ * are committed again alone: the others land and only a caller whose own writes KV refuses is
+ * rejected, with KV's error. Builders must not add checks (a failing one costs that retry and
+ * answers its caller with an error, not a result), and may be called more than once.
  */
 export class KvCommitter {
   #kv: Deno.Kv;
@@ -41,7 +45,7 @@ export class KvCommitter {
 
   constructor(kv: Deno.Kv) {
     this.#kv = kv;
-    this.#groups = new Batcher((builds) => this.#commit(builds), { maxWeight: MAX_MUTATIONS });
+    this.#groups = new Batcher((builds) => this.#commit(builds), { maxWeight: MAX_MUTATIONS, retryAlone: true });
   }
 
   /** Adds `build`'s mutations (at most `mutations` of them) to the next commit and waits for it. */

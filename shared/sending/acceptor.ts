@@ -78,7 +78,12 @@ export class Acceptor<T extends AcceptItem> {
   constructor(committer: KvCommitter, flow: AcceptFlow<T>) {
     this.#committer = committer;
     this.#flow = flow;
-    this.#groups = new Batcher((group) => this.#commit(group), { maxWeight: GROUP_BYTES, maxCount: GROUP_ITEMS });
+    // One commit a group (all or nothing): a failed group is tried again item by item.
+    this.#groups = new Batcher((group) => this.#commit(group), {
+      maxWeight: GROUP_BYTES,
+      maxCount: GROUP_ITEMS,
+      retryAlone: true,
+    });
   }
 
   /** Accepts an item: resolves once its trigger record and its job are committed. */
