@@ -1,6 +1,7 @@
 import type { Deps } from "../shared/deps.ts";
 import { PaymentError } from "../shared/errors.ts";
 import { log } from "../shared/log.ts";
+import { sendingService } from "../shared/sending/accept.ts";
 import { newUlid } from "../shared/sending/ids.ts";
 import { toUsd } from "../shared/money.ts";
 import { balanceMicros, charge, refund } from "../shared/wallet.ts";
@@ -41,7 +42,7 @@ export interface ChannelResult {
 export async function planMessages(deps: Deps, teamId: string, input: MessageInput): Promise<PlannedMessage[]> {
   return await Promise.all(input.channels.map(async (channel) => {
     const to = input.recipients[channel]!;
-    const template = await resolveOtpTemplate(deps.sql, deps.config, teamId, channel, to);
+    const template = await resolveOtpTemplate(sendingService(deps).lookups, deps.config, teamId, channel, to);
     const message = renderOtp(template, {
       otp_code: input.codes[channel]!,
       expiry_minutes: input.expiry_minutes,

@@ -1,8 +1,8 @@
 import type { Config } from "../shared/config.ts";
-import type { Db } from "../shared/db.ts";
-import { findIdentity, type Identity } from "../shared/identities.ts";
+import type { Identity } from "../shared/identities.ts";
 import { countryOfE164 } from "../shared/phone.ts";
-import { findTemplate, render, type Template } from "../shared/templates.ts";
+import type { SendLookups } from "../shared/sending/lookups.ts";
+import { render, type Template } from "../shared/templates.ts";
 import type { OtpChannel } from "./codes.ts";
 
 /** The reserved template key of each channel (case-sensitive). */
@@ -103,16 +103,17 @@ function defaultSender(config: Config, channel: OtpChannel): { from: string; fro
  * of the number); otherwise, silently, the built-in one from the team's default identity.
  */
 export async function resolveOtpTemplate(
-  db: Db,
+  lookups: SendLookups,
   config: Config,
   teamId: string,
   channel: OtpChannel,
   recipient: string,
 ): Promise<OtpTemplate> {
   const country = channel === "email" ? undefined : countryOfE164(recipient);
+  // The sending pipeline's cached look-ups: a template or identity change shows within seconds.
   const [template, identity] = await Promise.all([
-    findTemplate(db, teamId, channel, OTP_TEMPLATE_KEYS[channel]),
-    findIdentity(db, teamId, channel, channel === "sms" ? { country } : {}),
+    lookups.template(teamId, channel, OTP_TEMPLATE_KEYS[channel]),
+    lookups.identity(teamId, channel, channel === "sms" ? { country } : {}),
   ]);
   const serves = identity !== undefined && (channel !== "sms" || identityServes(identity, country));
   const custom = template && template.key === OTP_TEMPLATE_KEYS[channel] && serves
