@@ -76,7 +76,7 @@ export async function drain(url: string, options: { quietMs?: number; limitMs?: 
 
 /** Drains the service after a send measurement; answers the row's note ("drained N in S s"). */
 export async function settleSends(url: string, quick = false): Promise<string> {
-  const d = await drain(url, { quietMs: quick ? 1000 : 1500 });
+  const d = await drain(url, { quietMs: quick ? 500 : 1500 });
   const rate = d.seconds > 0 ? ` (${Math.round(d.deliveries / d.seconds).toLocaleString("en-US")}/s)` : "";
   const note = `backlog: ${d.deliveries.toLocaleString("en-US")} deliveries in ${d.seconds.toFixed(1)} s${rate}` +
     (d.timedOut ? ", still going" : "");
