@@ -181,3 +181,19 @@ dbTest("the OTP endpoints are in the OpenAPI document", async () => {
     assert.ok(doc.paths[path]?.post, path);
   }
 });
+
+dbTest("send with a NUL in metadata or a name is 400 'Text must not contain NUL …' and opens no session", async () => {
+  const world = await otpWorld();
+  for (const extra of [{ metadata: { note: "a\u0000b" } }, { first_name: "A\u0000" }]) {
+    const res = await world.post("/send", {
+      channels: ["email"],
+      recipients: { email: "nul@example.com" },
+      sandbox_mode: true,
+      ...extra,
+    });
+    assert.equal(res.status, 400);
+    const body = await res.json();
+    assert.equal(body.message, "Text must not contain NUL (U+0000) characters or unpaired surrogates");
+    assert.equal(body.code, "invalid_characters");
+  }
+});

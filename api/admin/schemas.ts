@@ -1,11 +1,15 @@
 import { z } from "@hono/zod-openapi";
+import { RecordId } from "../../shared/http/schemas.ts";
 
 /** The channels, as admin paths and filters name them. */
 export const ChannelSchema = z.enum(["email", "sms", "whatsapp", "push"]);
 
-/** `{team_id}` of a path: any string, so that a malformed id is 404 'Team not found' like an unknown one. */
+/**
+ * `{team_id}` of a path: any string (not too long), so that a malformed id is 404 'Team not found'
+ * like an unknown one.
+ */
 export const TeamParam = z.object({
-  team_id: z.string().openapi({ param: { name: "team_id", in: "path" }, format: "uuid" }),
+  team_id: RecordId.openapi({ param: { name: "team_id", in: "path" }, format: "uuid" }),
 });
 
 const Plan = z.enum(["free", "pro", "plus", "enterprise"]);

@@ -1,4 +1,4 @@
-import { createRoute, z } from "@hono/zod-openapi";
+import { createRoute } from "@hono/zod-openapi";
 import type { Deps } from "../../shared/deps.ts";
 import { ValidationError } from "../../shared/errors.ts";
 import { newRouter } from "../../shared/http/app.ts";
@@ -22,10 +22,10 @@ import {
   TemplateSchema,
   Unauthorized,
 } from "./schemas.ts";
-import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
+import { jsonBody, jsonResponse, RecordKey } from "../../shared/http/schemas.ts";
 
 const CHANNELS = ["email", "sms", "whatsapp", "push"] as const;
-const name = (param: string) => z.string().min(1).max(200).openapi({ param: { name: param, in: "path" } });
+const name = (param: string) => RecordKey.min(1).openapi({ param: { name: param, in: "path" } });
 const EMAIL = /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/;
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
 

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createService } from "../../main.ts";
+import { MAX_ID_LENGTH } from "../../shared/http/schemas.ts";
 import { dbTest, jsonRequest, testDeps, testTeam } from "../../shared/testing.ts";
 
 const TOKEN = { Authorization: "Bearer test-admin-token-0123456789" };
@@ -202,4 +203,14 @@ dbTest("the admin routes are in the OpenAPI document under the Admin tag with be
   assert.equal(doc.components.securitySchemes.AdminToken.scheme, "bearer");
   assert.ok(doc.paths["/admin/v1/teams/{team_id}/templates/whatsapp/{key}"].put);
   assert.ok(doc.paths["/admin/v1/outbox"].delete);
+});
+
+dbTest("an admin team id over 255 characters is 400; up to 255 it is 404 'Team not found'", async () => {
+  const { app } = await setup();
+  const over = await app.request(`/admin/v1/teams/${"t".repeat(MAX_ID_LENGTH + 1)}/wallet`, { headers: TOKEN });
+  assert.equal(over.status, 400);
+  assert.deepEqual((await over.json()).message, [`team_id must be at most ${MAX_ID_LENGTH} characters`]);
+  const at = await app.request(`/admin/v1/teams/${"t".repeat(MAX_ID_LENGTH)}/wallet`, { headers: TOKEN });
+  assert.equal(at.status, 404);
+  assert.equal((await at.json()).message, "Team not found");
 });

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { MAX_ID_LENGTH } from "../../shared/http/schemas.ts";
 import { dbTest } from "../../shared/testing.ts";
 import { contactsFixture, createdContact, randomContact } from "./testing.ts";
 
@@ -285,4 +286,23 @@ dbTest("the OpenAPI document describes every contact route with request and resp
   }
   assert.ok(doc.paths["/api/v1/contacts"].post.requestBody.content["application/json"].schema);
   assert.ok(doc.components.schemas.Contact.properties.preferences);
+});
+
+dbTest("a contact id or external_id over 255 characters in a path is 400; up to 255 it is looked up", async () => {
+  const { call } = await contactsFixture();
+  const long = "e".repeat(MAX_ID_LENGTH);
+  const created = await createdContact(call, { external_id: long });
+  for (const path of [`/external/${long}`, `/${long}`, `/external/${long}/preferences`]) {
+    const res = await call("GET", path);
+    assert.equal(res.status, 200, path);
+  }
+  for (const [path, field] of [[`/external/${long}x`, "external_id"], [`/${long}x`, "id"]]) {
+    for (const [method, suffix] of [["GET", ""], ["PATCH", ""], ["DELETE", ""], ["GET", "/preferences"]]) {
+      const res = await call(method, `${path}${suffix}`, method === "PATCH" ? { first_name: "x" } : undefined);
+      assert.equal(res.status, 400, `${method} ${field}${suffix}`);
+      assert.deepEqual(res.body.message, [`${field} must be at most ${MAX_ID_LENGTH} characters`]);
+    }
+  }
+  assert.equal((await call("GET", `/${created.id}`)).body.external_id, long);
+  assert.equal((await call("GET", `/external/${"u".repeat(MAX_ID_LENGTH)}`)).status, 404);
 });

@@ -2,7 +2,7 @@ import { z } from "@hono/zod-openapi";
 import { isValidDeviceToken } from "../../shared/contacts/device_tokens.ts";
 import { SORT_COLUMNS } from "../../shared/contacts/list.ts";
 import type { ContactRow } from "../../shared/contacts/queries.ts";
-import { errorResponses, timestamp } from "../../shared/http/schemas.ts";
+import { errorResponses, MAX_ID_LENGTH, RecordId, timestamp } from "../../shared/http/schemas.ts";
 import { specMessage } from "../../shared/http/validation.ts";
 
 const MISSING_EMAIL = specMessage("Missing required field: email", "email", "required");
@@ -116,7 +116,7 @@ const jsonObject = z.record(z.string(), z.unknown());
 /** POST /contacts body. */
 export const CreateContactBody = z.object({
   email: CreateEmail,
-  external_id: z.string().min(1).max(255).optional(),
+  external_id: z.string().min(1).max(MAX_ID_LENGTH).optional(),
   first_name: name.optional(),
   last_name: name.optional(),
   tags: tags.optional(),
@@ -128,7 +128,7 @@ export const CreateContactBody = z.object({
 /** PUT/PATCH body: every field optional; only those given change. */
 export const UpdateContactBody = z.object({
   email: z.email({ error: () => INVALID_EMAIL }).optional(),
-  external_id: z.string().min(1).max(255).optional(),
+  external_id: z.string().min(1).max(MAX_ID_LENGTH).optional(),
   first_name: name.optional(),
   last_name: name.optional(),
   tags: tags.optional(),
@@ -140,12 +140,12 @@ export const UpdateContactBody = z.object({
 
 /** `{id}` in the path: the contact id, or its external id when no contact has that id. */
 export const IdParams = z.object({
-  id: z.string().min(1).openapi({ param: { name: "id", in: "path" }, description: "Contact id (or external id)" }),
+  id: RecordId.min(1).openapi({ param: { name: "id", in: "path" }, description: "Contact id (or external id)" }),
 });
 
 /** `{external_id}` in the path. */
 export const ExternalIdParams = z.object({
-  external_id: z.string().min(1).openapi({ param: { name: "external_id", in: "path" } }),
+  external_id: RecordId.min(1).openapi({ param: { name: "external_id", in: "path" } }),
 });
 
 /** DELETE query: `hard=true` is accepted (deletion is always permanent). */

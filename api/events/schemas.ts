@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { specMessage } from "../../shared/http/validation.ts";
+import { MAX_EMAIL_LENGTH, RecordId } from "../../shared/http/schemas.ts";
+import { specMessage, storable } from "../../shared/http/validation.ts";
 import { triggerAtField, withTriggerAtAliases } from "../workflows/schedule.ts";
 
 const nameRequired = specMessage("Event name is required", "event_name", "required");
@@ -9,8 +10,8 @@ const Json = z.record(z.string(), z.unknown());
 
 /** Who the event is about: the contact is found by `contact_external_id`, else by `email`. */
 export const UserInfo = z.looseObject({
-  contact_external_id: z.string().max(255).optional(),
-  email: z.string().max(320).optional(),
+  contact_external_id: RecordId.optional(),
+  email: z.string().max(MAX_EMAIL_LENGTH).optional(),
   phone: z.string().max(32).optional(),
   name: z.string().max(200).optional(),
   custom_fields: Json.optional(),
@@ -18,7 +19,7 @@ export const UserInfo = z.looseObject({
 
 /** `POST /events/send` body. */
 export const SendEventBody = withTriggerAtAliases(
-  z.object({
+  storable(z.object({
     event_name: z.string({ error: nameRequired }).trim().min(1, { error: nameRequired }).max(200),
     user_info: UserInfo.optional(),
     source: z.looseObject({
@@ -29,7 +30,7 @@ export const SendEventBody = withTriggerAtAliases(
     event_data: Json.optional(),
     variables: Json.optional(),
     trigger_at: triggerAtField(badTriggerAt).optional(),
-  }),
+  })),
 ).openapi("SendEvent");
 
 /** The body after validation. */

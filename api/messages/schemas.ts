@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
-import { errorResponses, timestamp } from "../../shared/http/schemas.ts";
+import { errorResponses, MAX_EMAIL_LENGTH, RecordId, RecordKey, timestamp } from "../../shared/http/schemas.ts";
+import { storable } from "../../shared/http/validation.ts";
 
 /** Response entries for the error statuses a send or tracking route answers. */
 export const errors = errorResponses({
@@ -37,19 +38,19 @@ export const AcceptedSend = z.object({
 }).openapi("AcceptedSend");
 
 /** POST /messages/send. */
-export const EmailSendBody = z.object({
+export const EmailSendBody = storable(z.object({
   recipient_type: z.enum(["direct_email", "contact", "tag", "segment", "all"]),
   direct_email: z.string().optional(),
-  contact_external_id: z.string().optional(),
+  contact_external_id: RecordId.optional(),
   tag: TagList.optional(),
   tags: TagList.optional(),
-  segment_id: z.string().optional(),
+  segment_id: RecordKey.optional(),
   subject: z.string().optional(),
   content: z.string().optional().openapi({ description: "HTML body (without a template)" }),
   plain_text_content: z.string().optional(),
-  template_key: z.string().optional(),
+  template_key: RecordKey.optional(),
   variables: Variables.optional(),
-  from_email: z.string().optional(),
+  from_email: z.string().max(MAX_EMAIL_LENGTH).optional(),
   from_name: z.string().optional(),
   reply_to: z.string().optional(),
   direct_first_name: z.string().optional(),
@@ -58,27 +59,27 @@ export const EmailSendBody = z.object({
   campaign_name: z.string().optional(),
   metadata: Json.optional(),
   ...ScheduleFields,
-}).openapi("EmailSendRequest");
+})).openapi("EmailSendRequest");
 
 /** POST /messages/trigger. */
-export const TriggerBody = z.object({
+export const TriggerBody = storable(z.object({
   recipient_type: z.enum(["contact", "tag", "segment", "all"]),
   channels: z.array(z.string()).min(1),
-  contact_external_id: z.string().optional(),
+  contact_external_id: RecordId.optional(),
   tags: TagList.optional(),
   tag: TagList.optional(),
-  segment_id: z.string().optional(),
-  template_key: z.string().optional(),
+  segment_id: RecordKey.optional(),
+  template_key: RecordKey.optional(),
   push_title: z.string().optional(),
   push_body: z.string().optional(),
   variables: Variables.optional(),
   metadata: Json.optional(),
-  from_email: z.string().optional(),
+  from_email: z.string().max(MAX_EMAIL_LENGTH).optional(),
   from_name: z.string().optional(),
   message_category: z.enum(["transactional", "promotional"]).optional(),
   campaign_name: z.string().optional(),
   ...ScheduleFields,
-}).openapi("TriggerRequest");
+})).openapi("TriggerRequest");
 
 /** The multi-channel trigger's answer (200). */
 export const TriggerAccepted = z.object({
@@ -146,6 +147,6 @@ export const PageQuery = z.object({
 });
 
 /** An execution id (or its trigger's id). */
-export const ExecutionParams = z.object({ id: z.string() });
+export const ExecutionParams = z.object({ id: RecordId });
 /** An execution id in a jobs path. */
-export const JobsParams = z.object({ execution_id: z.string() });
+export const JobsParams = z.object({ execution_id: RecordId });

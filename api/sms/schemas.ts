@@ -1,21 +1,23 @@
 import { z } from "@hono/zod-openapi";
+import { RecordId, RecordKey } from "../../shared/http/schemas.ts";
+import { storable } from "../../shared/http/validation.ts";
 import { Json, ScheduleFields, TagList, Variables } from "../messages/schemas.ts";
 
 /** POST /sms/send. */
-export const SmsSendBody = z.object({
-  template_key: z.string().min(1),
+export const SmsSendBody = storable(z.object({
+  template_key: RecordKey.min(1),
   recipient_type: z.enum(["direct_sms", "contact", "tag", "all"]),
   direct_phone: z.string().optional().openapi({ description: "E.164, when recipient_type is direct_sms" }),
   direct_sms: z.string().optional().openapi({ description: "Alias of direct_phone" }),
-  contact_external_id: z.string().optional(),
+  contact_external_id: RecordId.optional(),
   tag: TagList.optional(),
   tags: TagList.optional(),
   direct_first_name: z.string().optional(),
   direct_last_name: z.string().optional(),
   variables: Variables.optional(),
   metadata: Json.optional(),
-  sms_identity_id: z.string().optional(),
+  sms_identity_id: RecordKey.optional(),
   message_category: z.enum(["transactional", "promotional"]).optional(),
   campaign_name: z.string().optional(),
   ...ScheduleFields,
-}).openapi("SmsSendRequest");
+})).openapi("SmsSendRequest");

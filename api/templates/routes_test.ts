@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { MAX_KEY_LENGTH } from "../../shared/http/schemas.ts";
 import { dbTest } from "../../shared/testing.ts";
 import { sendingFixture } from "../../worker/testing.ts";
 
@@ -29,4 +30,15 @@ dbTest("GET /templates answers exists false for an unknown key and lists all wit
   const other = await sendingFixture();
   const theirs = await (await other.get("/api/v1/templates?template_key=a")).json();
   assert.equal(theirs.exists, false);
+});
+
+dbTest("GET /templates?template_key= over 200 characters is 400; up to 200 it is looked up", async () => {
+  const f = await sendingFixture();
+  const key = "k".repeat(MAX_KEY_LENGTH);
+  await f.template("sms", key, { body: "Hi" });
+  const found = await (await f.get(`/api/v1/templates?template_key=${key}`)).json();
+  assert.deepEqual(found.channels, ["sms"]);
+  const over = await f.get(`/api/v1/templates?template_key=${key}x`);
+  assert.equal(over.status, 400);
+  assert.deepEqual((await over.json()).message, [`template_key must be at most ${MAX_KEY_LENGTH} characters`]);
 });

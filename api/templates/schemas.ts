@@ -1,9 +1,9 @@
 import { z } from "@hono/zod-openapi";
-import { timestamp } from "../../shared/http/schemas.ts";
+import { RecordKey, timestamp } from "../../shared/http/schemas.ts";
 
 /** GET /templates query. */
 export const TemplatesQuery = z.object({
-  template_key: z.string().optional(),
+  template_key: RecordKey.optional(),
   channel: z.enum(["email", "sms", "whatsapp", "push"]).optional(),
 });
 

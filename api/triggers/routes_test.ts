@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { MAX_ID_LENGTH } from "../../shared/http/schemas.ts";
 import { newUuidV7 } from "../../shared/sending/ids.ts";
 import { pendingSlot, sendKeys } from "../../shared/sending/keys.ts";
 import { newTriggerRecord } from "../../shared/sending/trigger_record.ts";
@@ -117,4 +118,24 @@ dbTest("GET /triggers/{id} answers pending for a send the worker has not taken u
   assert.deepEqual(res.summary, { total_contacts: 0, sent: 0, failed: 0, filtered: 0 });
   const other = await sendingFixture();
   assert.equal((await other.get(`/api/v1/triggers/${id}`)).status, 404);
+});
+
+dbTest("a trigger or execution id over 255 characters in a path is 400; up to 255 it is 404", async () => {
+  const f = await sendingFixture();
+  const paths = [
+    ["/api/v1/triggers/{id}", "trigger_id", "Trigger not found"],
+    ["/api/v1/triggers/{id}/direct", "trigger_id", "Trigger not found"],
+    ["/api/v1/triggers/{id}/workflow", "trigger_id", "Trigger not found"],
+    ["/api/v1/sms/executions/{id}", "id", "Execution not found"],
+    ["/api/v1/messages/executions/{id}", "id", "Execution not found"],
+    ["/api/v1/messages/executions/{id}/jobs", "execution_id", "Execution not found"],
+  ];
+  for (const [path, field, notFound] of paths) {
+    const over = await f.get(path.replace("{id}", "t".repeat(MAX_ID_LENGTH + 1)));
+    assert.equal(over.status, 400, path);
+    assert.deepEqual((await over.json()).message, [`${field} must be at most ${MAX_ID_LENGTH} characters`]);
+    const at = await f.get(path.replace("{id}", "t".repeat(MAX_ID_LENGTH)));
+    assert.equal(at.status, 404, path);
+    assert.equal((await at.json()).message, notFound);
+  }
 });

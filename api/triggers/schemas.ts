@@ -1,11 +1,11 @@
 import { z } from "@hono/zod-openapi";
-import { timestamp } from "../../shared/http/schemas.ts";
+import { RecordId, timestamp } from "../../shared/http/schemas.ts";
 import { Execution } from "../messages/schemas.ts";
 
 const Status = z.enum(["pending", "processing", "completed", "failed"]);
 
 /** A trigger id in a path. */
-export const TriggerParams = z.object({ trigger_id: z.string() });
+export const TriggerParams = z.object({ trigger_id: RecordId });
 
 /** GET /triggers/{trigger_id}. */
 export const Trigger = z.object({

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createService } from "../../main.ts";
+import { MAX_ID_LENGTH } from "../../shared/http/schemas.ts";
 import { EVENT_TYPES } from "../../shared/webhook_events.ts";
 import { dbTest, jsonRequest, testDeps, testTeam } from "../../shared/testing.ts";
 
@@ -163,4 +164,19 @@ dbTest("PATCH /webhooks/{id} changes the url and events, and checks the new url"
   assert.equal(refused.status, 400);
   const reset = await (await call("PATCH", `/${created.id}`, { events: null })).json();
   assert.deepEqual(reset.events, [...EVENT_TYPES]);
+});
+
+dbTest("a webhook id or deliveries cursor over 255 characters is 400; up to 255 the id is 404", async () => {
+  const { call } = await setup();
+  const created = await (await call("POST", "", { url: "http://127.0.0.1:9/in" })).json();
+  for (const [method, path] of [["GET", ""], ["PATCH", ""], ["DELETE", ""], ["POST", "/rotate-secret"]]) {
+    const body = method === "PATCH" ? { is_active: true } : undefined;
+    const over = await call(method, `/${"h".repeat(MAX_ID_LENGTH + 1)}${path}`, body);
+    assert.equal(over.status, 400, `${method} ${path}`);
+    assert.deepEqual((await over.json()).message, [`id must be at most ${MAX_ID_LENGTH} characters`]);
+    assert.equal((await call(method, `/${"h".repeat(MAX_ID_LENGTH)}${path}`, body)).status, 404, `${method} ${path}`);
+  }
+  const cursor = await call("GET", `/${created.id}/deliveries?starting_after=${"c".repeat(MAX_ID_LENGTH + 1)}`);
+  assert.equal(cursor.status, 400);
+  assert.deepEqual((await cursor.json()).message, [`starting_after must be at most ${MAX_ID_LENGTH} characters`]);
 });

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { errorResponses, timestamp } from "../../shared/http/schemas.ts";
+import { errorResponses, RecordId, timestamp } from "../../shared/http/schemas.ts";
 import { EVENT_TYPES } from "../../shared/webhook_events.ts";
 import type { AttemptRow, EndpointRow } from "./queries.ts";
 
@@ -24,12 +24,12 @@ export const UpdateWebhookBody = z.object({
 });
 
 /** Path parameter `{id}`. */
-export const IdParams = z.object({ id: z.string() });
+export const IdParams = z.object({ id: RecordId });
 
 /** `GET /webhooks/{id}/deliveries` query. */
 export const DeliveriesQuery = z.object({
   limit: z.coerce.number().int().min(1).max(100).default(50),
-  starting_after: z.string().optional().openapi({ description: "Id of the last attempt of the previous page" }),
+  starting_after: RecordId.optional().openapi({ description: "Id of the last attempt of the previous page" }),
 });
 
 /** An endpoint as answered (never with its secret). */

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { MAX_ID_LENGTH } from "../../shared/http/schemas.ts";
 import { dbTest, testTeam } from "../../shared/testing.ts";
 import { workflowBody, workflowSetup } from "./testing.ts";
 
@@ -330,4 +331,20 @@ dbTest("workflow routes need a secret key: a publishable key is 403", async () =
   assert.equal(res.body.message, "Insufficient permissions");
   const none = await call("GET", "/workflows", undefined, { "X-API-Key": "" });
   assert.equal(none.status, 401);
+});
+
+dbTest("a workflow id over 255 characters in a path is 400; up to 255 it is 404 'Workflow not found'", async () => {
+  const { call } = await workflowSetup();
+  for (const [method, path] of [["GET", ""], ["PATCH", ""], ["DELETE", ""], ["GET", "/executions"]]) {
+    const body = method === "PATCH" ? { name: "x" } : undefined;
+    const over = await call(method, `/workflows/${"w".repeat(MAX_ID_LENGTH + 1)}${path}`, body);
+    assert.equal(over.status, 400, `${method} ${path}`);
+    assert.deepEqual(over.body.message, [`id must be at most ${MAX_ID_LENGTH} characters`]);
+    const at = await call(method, `/workflows/${"w".repeat(MAX_ID_LENGTH)}${path}`, body);
+    assert.equal(at.status, 404, `${method} ${path}`);
+    assert.equal(at.body.message, "Workflow not found");
+  }
+  const segment = await call("POST", "/workflows", workflowBody({ conditions: { segment_id: "s".repeat(201) } }));
+  assert.equal(segment.status, 400);
+  assert.deepEqual(segment.body.message, ["conditions.segment_id must be at most 200 characters"]);
 });

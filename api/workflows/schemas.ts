@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { MAX_KEY_LENGTH, RecordId, RecordKey } from "../../shared/http/schemas.ts";
 
 /** The channels a workflow step can send on. */
 export const StepChannel = z.enum(["email", "sms", "whatsapp"]);
@@ -6,11 +7,14 @@ export const StepChannel = z.enum(["email", "sms", "whatsapp"]);
 /** Ten years: a longer delay is surely a mistake (delays past the queue's 30 days are chained). */
 const MAX_DELAY_MINUTES = 10 * 365 * 24 * 60;
 
+/** The longest workflow name (and event type). */
+export const MAX_WORKFLOW_NAME = 200;
+
 const Variables = z.record(z.string(), z.unknown());
 
 /** A step's `configuration`; other keys (conversation_category …) are kept as given. */
 const Configuration = z.looseObject({
-  template_id: z.string().trim().min(1).max(200),
+  template_id: z.string().trim().min(1).max(MAX_KEY_LENGTH),
   delay_minutes: z.number().min(0).max(MAX_DELAY_MINUTES).default(0),
   variables: Variables.optional(),
   conversation_category: z.enum(["MARKETING", "UTILITY", "AUTHENTICATION"]).optional(),
@@ -37,7 +41,7 @@ export const StepInput = z.object({
 /** Who a start may reach (our addition): every condition given must hold. */
 export const Conditions = z.strictObject({
   tags: z.array(z.string().min(1)).max(50).optional(),
-  segment_id: z.string().min(1).optional(),
+  segment_id: RecordKey.min(1).optional(),
   cooldown_minutes: z.number().min(0).max(MAX_DELAY_MINUTES).optional(),
 }).openapi("WorkflowConditions");
 
@@ -48,9 +52,9 @@ const Steps = z.array(StepInput).min(1).max(50).refine(
 
 /** `POST /workflows` body. */
 export const CreateWorkflowBody = z.object({
-  name: z.string().trim().min(1).max(200),
+  name: z.string().trim().min(1).max(MAX_WORKFLOW_NAME),
   description: z.string().max(2000).nullable().optional(),
-  event_type: z.string().trim().min(1).max(200),
+  event_type: z.string().trim().min(1).max(MAX_WORKFLOW_NAME),
   is_active: z.boolean().optional(),
   conditions: Conditions.nullable().optional(),
   steps: Steps,
@@ -58,9 +62,9 @@ export const CreateWorkflowBody = z.object({
 
 /** `PATCH /workflows/:id` body: the fields given change; `steps`, when given, replace the steps. */
 export const UpdateWorkflowBody = z.object({
-  name: z.string().trim().min(1).max(200).optional(),
+  name: z.string().trim().min(1).max(MAX_WORKFLOW_NAME).optional(),
   description: z.string().max(2000).nullable().optional(),
-  event_type: z.string().trim().min(1).max(200).optional(),
+  event_type: z.string().trim().min(1).max(MAX_WORKFLOW_NAME).optional(),
   is_active: z.boolean().optional(),
   conditions: Conditions.nullable().optional(),
   steps: Steps.optional(),
@@ -75,9 +79,12 @@ export type UpdateWorkflowData = z.infer<typeof UpdateWorkflowBody>;
 /** Conditions after validation. */
 export type ConditionsData = z.infer<typeof Conditions>;
 
-/** `:id` of a path: any string, so that a malformed id is 404 'Workflow not found' like an unknown one. */
+/**
+ * `:id` of a path: any string (not too long), so that a malformed id is 404 'Workflow not found'
+ * like an unknown one.
+ */
 export const WorkflowParam = z.object({
-  id: z.string().openapi({ param: { name: "id", in: "path" }, format: "uuid" }),
+  id: RecordId.openapi({ param: { name: "id", in: "path" }, format: "uuid" }),
 });
 
 const Bool = z.enum(["true", "false"]).transform((v) => v === "true");

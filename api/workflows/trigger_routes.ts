@@ -3,6 +3,7 @@ import type { Db } from "../../shared/db.ts";
 import type { Deps } from "../../shared/deps.ts";
 import { NotFoundError } from "../../shared/errors.ts";
 import { newRouter } from "../../shared/http/app.ts";
+import { RecordId } from "../../shared/http/schemas.ts";
 import { sendKeys } from "../../shared/sending/keys.ts";
 import { findPendingRecord, type TriggerRecord } from "../../shared/sending/trigger_record.ts";
 import { findTrigger } from "../triggers/tracking.ts";
@@ -10,7 +11,7 @@ import { iso } from "./queries.ts";
 
 const json = <T>(schema: T) => ({ content: { "application/json": { schema } } });
 
-const Params = z.object({ trigger_id: z.string().openapi({ param: { name: "trigger_id", in: "path" } }) });
+const Params = z.object({ trigger_id: RecordId.openapi({ param: { name: "trigger_id", in: "path" } }) });
 const Query = z.object({
   page: z.coerce.number().int().min(1).max(1_000_000).default(1),
   limit: z.coerce.number().int().min(1).max(1000).default(1000),

@@ -1,6 +1,8 @@
 import { z } from "@hono/zod-openapi";
-import { specMessage } from "../../shared/http/validation.ts";
+import { RecordId } from "../../shared/http/schemas.ts";
+import { specMessage, storable } from "../../shared/http/validation.ts";
 import { triggerAtField, withTriggerAtAliases } from "./schedule.ts";
+import { MAX_WORKFLOW_NAME } from "./schemas.ts";
 
 const badTriggerAt = specMessage("Invalid trigger_at format", "trigger_at", "invalid_format");
 
@@ -30,10 +32,10 @@ const StepsOverride = z.preprocess(
 );
 
 const fields = {
-  workflow_id: z.string().min(1).optional(),
-  workflow_name: z.string().min(1).optional(),
+  workflow_id: RecordId.min(1).optional(),
+  workflow_name: z.string().min(1).max(MAX_WORKFLOW_NAME).optional(),
   recipient_type: z.enum(["contact", "tag", "all"]),
-  contact_external_id: z.string().min(1).optional(),
+  contact_external_id: RecordId.min(1).optional(),
   tag: TagList.optional(),
   tags: TagList.optional(),
   variables: Json.optional(),
@@ -62,13 +64,15 @@ function checkTarget(
 
 /** `POST /workflows/trigger` body. */
 export const TriggerWorkflowBody = withTriggerAtAliases(
-  z.object(fields).superRefine((b, ctx) => checkTarget(b, [...b.tag ?? [], ...b.tags ?? []], ctx)),
+  storable(z.object(fields).superRefine((b, ctx) => checkTarget(b, [...b.tag ?? [], ...b.tags ?? []], ctx))),
 ).openapi("TriggerWorkflow");
 
 /** `POST /workflows/send` body: the trigger's fields, plus per-step overrides. */
 export const SendWorkflowBody = withTriggerAtAliases(
-  z.object({ ...fields, steps_override: StepsOverride.optional() })
-    .superRefine((b, ctx) => checkTarget(b, [...b.tag ?? [], ...b.tags ?? []], ctx)),
+  storable(
+    z.object({ ...fields, steps_override: StepsOverride.optional() })
+      .superRefine((b, ctx) => checkTarget(b, [...b.tag ?? [], ...b.tags ?? []], ctx)),
+  ),
 ).openapi("SendWorkflow");
 
 /** Either body after validation. */

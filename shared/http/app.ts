@@ -5,7 +5,7 @@ import { AppError, reasonPhrase, shapeA, shapeB } from "../errors.ts";
 import { log } from "../log.ts";
 import { recordRequest } from "../metrics.ts";
 import type { AppEnv } from "./env.ts";
-import { validationError } from "./validation.ts";
+import { UNSTORABLE_TEXT, validationError } from "./validation.ts";
 
 /** Largest request body accepted (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -36,10 +36,7 @@ export function handleError(err: Error, c: Context<AppEnv>): Response {
     const code = status === 413 ? "payload_too_large" : status === 400 ? "invalid_request" : "http_error";
     return errorResponse(c, new AppError(status, code, message));
   }
-  if (isUnstorableText(err)) {
-    const message = "Text must not contain NUL (U+0000) characters or unpaired surrogates";
-    return errorResponse(c, new AppError(400, "invalid_characters", message));
-  }
+  if (isUnstorableText(err)) return errorResponse(c, new AppError(400, "invalid_characters", UNSTORABLE_TEXT));
   const requestId = c.get("requestId");
   log("error", "unhandled error", { request_id: requestId, error: String(err), stack: err.stack });
   return errorResponse(
@@ -51,7 +48,8 @@ export function handleError(err: Error, c: Context<AppEnv>): Response {
 /**
  * Postgres refuses U+0000 in text (22021) and in jsonb (22P05), and an unpaired surrogate (`\ud800`)
  * in jsonb (22P02 on type json). Such a value can only come from the request (a path, query or body
- * string), so it is a bad request, not a 500.
+ * string), so it is a bad request, not a 500. Send bodies refuse such text as they are validated
+ * (`storable` in validation.ts), with the same answer.
  */
 function isUnstorableText(err: Error): boolean {
   const code = (err as { code?: unknown }).code;

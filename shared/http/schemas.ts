@@ -3,6 +3,25 @@ import { z } from "@hono/zod-openapi";
 /** A timestamp as answers show it: ISO 8601 UTC with milliseconds. */
 export const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T10:00:00.000Z" });
 
+/** Longest id or external id a request may name a record by (a contact's `external_id` is at most this). */
+export const MAX_ID_LENGTH = 255;
+/**
+ * Longest key or id a request may name a dashboard-made record by (a template, a sender identity, a
+ * segment): the longest the admin API lets one be named.
+ */
+export const MAX_KEY_LENGTH = 200;
+
+/** The longest email address (RFC 5321). */
+export const MAX_EMAIL_LENGTH = 320;
+
+/**
+ * A field naming an existing record by its id or external id. Bounded, so that a 404 that shows
+ * the id (`Contact with external_id '…' not found`) can never be huge: longer is a 400.
+ */
+export const RecordId = z.string().max(MAX_ID_LENGTH);
+/** A field naming a template, a sender identity or a segment by its key or id. */
+export const RecordKey = z.string().max(MAX_KEY_LENGTH);
+
 /** Shape A error body (every error but authentication's). */
 export const ErrorBody = z.object({
   statusCode: z.number().int(),

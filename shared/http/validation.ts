@@ -18,6 +18,72 @@ export function specMessage(message: string, field: string, code: string): strin
   return message;
 }
 
+/**
+ * The answer to text Postgres cannot store, whether validation finds it or the database does
+ * (see handleError): 400 with code `invalid_characters`.
+ */
+export const UNSTORABLE_TEXT = "Text must not contain NUL (U+0000) characters or unpaired surrogates";
+
+/** True for text Postgres can store: no U+0000 (refused in text and jsonb), no unpaired surrogate (refused in jsonb). */
+export function isStorableText(text: string): boolean {
+  return !text.includes("\u0000") && text.isWellFormed();
+}
+
+/** A value met by unstorablePath's walk: the key it stands under in its parent. */
+interface Visit {
+  value: unknown;
+  key?: PropertyKey;
+  parent?: Visit;
+}
+
+/** The keys from the root down to `visit`, then `key` when given. */
+function pathOf(visit: Visit, key?: PropertyKey): PropertyKey[] {
+  const path: PropertyKey[] = [];
+  for (let v: Visit | undefined = visit; v?.parent; v = v.parent) path.push(v.key!);
+  path.reverse();
+  if (key !== undefined) path.push(key);
+  return path;
+}
+
+/**
+ * The path of the first string, as a value or as a key at any depth of objects and arrays, that
+ * Postgres could not store; undefined when there is none. Walks with its own stack, and builds a
+ * path only for the string it reports, so that any nesting JSON.parse accepted costs time linear
+ * in the size of the value and never overflows the call stack.
+ */
+export function unstorablePath(value: unknown): PropertyKey[] | undefined {
+  const stack: Visit[] = [{ value }];
+  while (stack.length > 0) {
+    const visit = stack.pop()!;
+    const v = visit.value;
+    if (typeof v === "string") {
+      if (!isStorableText(v)) return pathOf(visit);
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], key: i, parent: visit });
+    } else if (v !== null && typeof v === "object") {
+      const entries = Object.entries(v);
+      for (let i = entries.length - 1; i >= 0; i--) {
+        const [key, item] = entries[i];
+        if (!isStorableText(key)) return pathOf(visit, key);
+        stack.push({ value: item, key, parent: visit });
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The schema, refusing a value that holds a string (at any depth, keys included) Postgres could
+ * not store: 400 UNSTORABLE_TEXT (code `invalid_characters`) at validation time, rather than an
+ * accepted request whose text is dropped or refused later. Runs once the rest of the schema passed.
+ */
+export function storable<T extends z.ZodType>(schema: T): T {
+  return schema.superRefine((value, ctx) => {
+    const path = unstorablePath(value);
+    if (path) ctx.addIssue({ code: "custom", path, message: UNSTORABLE_TEXT });
+  });
+}
+
 const DEFAULT_PREFIXES = ["Invalid ", "Too ", "Unrecognized ", "Expected "];
 
 function fieldName(path: PropertyKey[]): string {
@@ -81,7 +147,10 @@ export function describeIssue(issue: z.core.$ZodIssue, data?: unknown): string {
   }
 }
 
-/** Turns zod issues into our 400: a spec message with details, or an array of lines. */
+/**
+ * Turns zod issues into our 400: a spec message with details, the unstorable-text answer, or an
+ * array of lines.
+ */
 export function validationError(error: z.core.$ZodError, data?: unknown): ValidationError {
   for (const issue of error.issues) {
     const spec = specMessages.get(issue.message);
@@ -90,6 +159,9 @@ export function validationError(error: z.core.$ZodError, data?: unknown): Valida
         details: spec,
       });
     }
+  }
+  if (error.issues.some((issue) => issue.message === UNSTORABLE_TEXT)) {
+    return new ValidationError(UNSTORABLE_TEXT, "invalid_characters");
   }
   const lines = [...new Set(error.issues.map((issue) => describeIssue(issue, data)))];
   return new ValidationError(lines);
