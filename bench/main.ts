@@ -8,7 +8,7 @@
  * and dropped at the end; without it, each process gets a fresh embedded Postgres (PGlite).
  */
 import postgres from "postgres";
-import { BASELINE_MODES, type BaselineMode, DIAGNOSTIC_MODES, DIAGNOSTIC_OF } from "./baselines.ts";
+import { BASELINE_MODES, type BaselineMode, DIAGNOSTIC_MODES, DIAGNOSTIC_OF, serverOf } from "./baselines.ts";
 import { createDatabase, teamViaAdmin, teamViaDatabase } from "./database.ts";
 import {
   type BaselineRunner,
@@ -60,7 +60,7 @@ async function main(): Promise<void> {
     if (cleaned) return;
     cleaned = true;
     for (const inspector of inspectors) inspector.close();
-    await stopAll();
+    await stopAll({ kill: true });
     await monitor?.end();
     await database?.drop().catch((err) => console.error(`cannot drop database ${database.name}: ${err}`));
     await Deno.remove(tmp, { recursive: true }).catch(() => {});
@@ -109,10 +109,17 @@ async function main(): Promise<void> {
     inspectPorts.set(name, port);
     return [`--inspect=127.0.0.1:${port}`];
   };
+  // One inspector session per process (two baselines may share one process, see serverOf).
+  const sessions = new Map<string, Promise<Inspector>>();
   const targetOf = async (server: ServerProcess): Promise<Target> => {
     const port = inspectPorts.get(server.name);
-    const inspector = port === undefined ? undefined : await Inspector.connect(port);
-    if (inspector) inspectors.push(inspector);
+    let session = sessions.get(server.name);
+    if (port !== undefined && !session) {
+      session = Inspector.connect(port);
+      sessions.set(server.name, session);
+      inspectors.push(await session);
+    }
+    const inspector = await session;
     return { url: server.url, pid: server.pid, dbPids, name: server.name, inspector, outDir };
   };
   // Baseline servers stay up until the end: --rounds measures them again beside each scenario.
@@ -161,10 +168,11 @@ async function main(): Promise<void> {
         logDir,
       });
     const modes = [...BASELINE_MODES, ...DIAGNOSTIC_MODES].filter((m) => neededBaselines.has(m));
+    const processes = [...new Set(modes.map(serverOf))];
     // Every server starts at once (embedded Postgres start-up is slow); they idle until measured.
     const [started, ...baselines] = await Promise.all([
       start(),
-      ...modes.map((mode) =>
+      ...processes.map((mode) =>
         startServer({
           name: `baseline-${mode}`,
           args: [
@@ -182,8 +190,8 @@ async function main(): Promise<void> {
       ),
     ]);
     service = started;
-    modes.forEach((mode, i) => baselineServers.set(mode, baselines[i]));
-    progress(`service and ${modes.length} baseline servers ready`);
+    for (const mode of modes) baselineServers.set(mode, baselines[processes.indexOf(serverOf(mode))]);
+    progress(`service and ${processes.length} baseline servers ready`);
     const teamName = `bench-${runId}`;
     let created = await teamViaAdmin(service.url, adminToken, teamName);
     if (!created) {
@@ -209,7 +217,8 @@ async function main(): Promise<void> {
     for (const scenario of scenarios) {
       if (scenario.kind === "http") {
         const runner = await baseline(scenario.baseline);
-        rows.push(...await runHttpScenario(scenario, ctx, serviceTarget, options, rates, runner));
+        const final = scenario === scenarios.at(-1);
+        rows.push(...await runHttpScenario(scenario, ctx, serviceTarget, options, rates, runner, final));
       } else {
         rows.push(...await runRateScenario(scenario, ctx, serviceTarget));
       }

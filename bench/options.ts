@@ -32,7 +32,7 @@ export function parseArgs(args: string[]): Options {
     quick,
     connections: (value("connections") ?? (quick ? "50" : "50,200")).split(",").map(Number),
     durationSec,
-    warmupSec: quick ? 0.5 : 1,
+    warmupSec: quick ? 0.25 : 1,
     only: value("only"),
     profile: args.includes("--profile"),
     diagnose: args.includes("--diagnose"),

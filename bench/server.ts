@@ -8,8 +8,8 @@ export interface ServerProcess {
   logPath: string;
   /** Peak resident set size so far (VmHWM), in MiB; undefined when /proc cannot tell. */
   peakRssMiB(): Promise<number | undefined>;
-  /** SIGTERM, then SIGKILL after 5 s. */
-  stop(): Promise<void>;
+  /** SIGTERM (SIGKILL after 5 s), or SIGKILL at once with `kill`. */
+  stop(options?: { kill?: boolean }): Promise<void>;
 }
 
 interface StartOptions {
@@ -27,8 +27,12 @@ interface StartOptions {
 const running = new Set<ServerProcess>();
 
 /** Stops every server still running (on exit or interrupt). */
-export async function stopAll(): Promise<void> {
-  await Promise.all([...running].map((s) => s.stop()));
+/**
+ * Stops every server started here. `kill`: at once (SIGKILL), for the end of a run, when a
+ * graceful shutdown would only finish delivering a backlog nobody measures (up to 5 s).
+ */
+export async function stopAll(options: { kill?: boolean } = {}): Promise<void> {
+  await Promise.all([...running].map((s) => s.stop(options)));
 }
 
 /** Asks the kernel for a free loopback port. */
@@ -128,12 +132,12 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
     url,
     logPath,
     peakRssMiB: () => peakRssMiB(child.pid),
-    stop() {
+    stop(options = {}) {
       stopping ??= (async () => {
         running.delete(server);
         if (!exited) {
           try {
-            child.kill("SIGTERM");
+            child.kill(options.kill ? "SIGKILL" : "SIGTERM");
           } catch { /* already gone */ }
           const timer = setTimeout(() => {
             try {
