@@ -78,8 +78,9 @@ const ConfigSchema = z.object({
   /** Multi-channel triggers per minute on the enterprise plan (free 10, pro 100, plus 500 are fixed). */
   TRIGGER_RATE_LIMIT_ENTERPRISE: int(5_000),
   /**
-   * While this process accepts more than SEND_DEFER_RATE sends a second, its worker holds direct
-   * sends back (at most SEND_DEFER_MAX_MS) so that accepting keeps the CPU; 0 turns this off.
+   * While this process accepts more than SEND_DEFER_RATE sends and events a second, the group jobs it
+   * enqueues are delayed by the burst's age and its worker holds those that come due (each at most
+   * SEND_DEFER_MAX_MS), so that accepting keeps the CPU; 0 turns this off.
    */
   SEND_DEFER_RATE: int(1_000),
   SEND_DEFER_MAX_MS: int(10_000),
