@@ -86,8 +86,40 @@ export async function seedDemo(
   deps: Deps,
   options: { print?: Print } = {},
 ): Promise<{ team: Team; keys: TeamKeys } | undefined> {
-  if (!deps.config.DEMO_SEED || !await databaseIsEmpty(deps.sql)) return undefined;
-  const demo = await createDemoTeam(deps);
-  (options.print ?? console.log)(demoNotice(demo, deps.config));
-  return demo;
+  if (!deps.config.DEMO_SEED) return undefined;
+  return await oneSeederAtATime(deps, async () => {
+    if (!await databaseIsEmpty(deps.sql)) return undefined;
+    const demo = await createDemoTeam(deps);
+    (options.print ?? console.log)(demoNotice(demo, deps.config));
+    return demo;
+  });
+}
+
+/** Advisory lock of the seed (the migrations hold 72640013). */
+const SEED_LOCK = 72640014;
+let seeding: Promise<unknown> = Promise.resolve();
+
+/**
+ * Runs `seed` alone. On a PostgreSQL server: under an advisory lock held on a connection of its own,
+ * so that processes starting together on one empty database make one demo team, not one each. On the
+ * embedded PGlite (one process's own database, whose pool is the one connection `seed` needs): after
+ * any other seed of this process.
+ */
+async function oneSeederAtATime<T>(deps: Deps, seed: () => Promise<T>): Promise<T> {
+  if (!deps.config.DATABASE_URL) {
+    const run = seeding.then(seed);
+    seeding = run.catch(() => {});
+    return await run;
+  }
+  const lock = await deps.sql.reserve();
+  try {
+    await lock`select pg_advisory_lock(${SEED_LOCK})`;
+    try {
+      return await seed();
+    } finally {
+      await lock`select pg_advisory_unlock(${SEED_LOCK})`;
+    }
+  } finally {
+    lock.release();
+  }
 }

@@ -98,3 +98,24 @@ dbTest("seedDemo() on an empty database seeds once and prints the keys and admin
     await runtime.close();
   }
 });
+
+dbTest("seedDemo() called at once by two starts on one empty database makes one demo team", async () => {
+  const config = testConfig({ DEMO_SEED: true, ADMIN_TOKEN: "seed-admin-token-0123456789" });
+  const schema = config.DATABASE_URL ? `test_seed_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}` : undefined;
+  // On a server: two processes' worth of connection pools on one schema. On PGlite the database
+  // belongs to one process: two starts there are two calls in it.
+  const first = await startRuntime(config, { schema });
+  const second = schema ? await startRuntime(config, { schema }) : first;
+  try {
+    const out = capture();
+    const seeded = await Promise.all([seedDemo(first.deps, out), seedDemo(second.deps, out)]);
+    assert.equal(seeded.filter((demo) => demo !== undefined).length, 1);
+    assert.equal(out.lines.length, 1);
+    const [{ count }] = await first.deps.sql`select count(*)::int as count from teams`;
+    assert.equal(count, 1);
+  } finally {
+    if (schema) await first.deps.sql`drop schema ${first.deps.sql(schema)} cascade`;
+    if (second !== first) await second.close();
+    await first.close();
+  }
+});
