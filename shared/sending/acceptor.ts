@@ -111,7 +111,7 @@ export class Acceptor<T extends AcceptItem> {
         });
       }
     }, pages.length + messages.length + Math.ceil(bytes / 1024));
-    if (delay > 0) deferredJobs.add(now + delay, messages.length);
+    if (delay > 0) deferredJobs.add(now + delay, messages.length, now);
   }
 }
 

@@ -66,19 +66,41 @@ export function burstDelay(d: BurstDeferral, now: number): number {
   return age === undefined ? 0 : Math.min(d.maxDelayMs, Math.max(MIN_BURST_DELAY_MS, age));
 }
 
-/** Due times of the jobs this process deferred, for the `queue_jobs_deferred` gauge. */
-export class DeferredJobs {
-  #due: number[] = [];
+/** Width (ms) of the due-time buckets of DeferredJobs. */
+const DUE_BUCKET_MS = 100;
 
-  /** Notes `count` jobs due at `dueAt` (ms since the epoch). */
-  add(dueAt: number, count: number): void {
-    for (let i = 0; i < count; i++) this.#due.push(dueAt);
+/**
+ * How many jobs this process deferred are not yet due, for the `queue_jobs_deferred` gauge. Counted
+ * in 100 ms buckets of due time (a job counts until the end of its bucket), and forgotten once due
+ * whether or not anyone reads the gauge: at most SEND_DEFER_MAX_MS / 100 ms buckets are kept.
+ */
+export class DeferredJobs {
+  #buckets = new Map<number, number>();
+
+  /** Notes `count` jobs due at `dueAt` (ms since the epoch), deferred at `now`. */
+  add(dueAt: number, count: number, now: number): void {
+    const bucket = Math.ceil(dueAt / DUE_BUCKET_MS);
+    this.#buckets.set(bucket, (this.#buckets.get(bucket) ?? 0) + count);
+    this.#forget(now);
   }
 
-  /** How many are not yet due at `now` (forgets those that are). */
+  /** How many are not yet due at `now`. */
   waiting(now: number): number {
-    this.#due = this.#due.filter((at) => at > now);
-    return this.#due.length;
+    this.#forget(now);
+    let sum = 0;
+    for (const count of this.#buckets.values()) sum += count;
+    return sum;
+  }
+
+  /** Buckets held now (bounded by the longest delay / 100 ms). */
+  get bucketsKept(): number {
+    return this.#buckets.size;
+  }
+
+  #forget(now: number): void {
+    for (const bucket of this.#buckets.keys()) {
+      if (bucket * DUE_BUCKET_MS <= now) this.#buckets.delete(bucket);
+    }
   }
 }
 

@@ -33,11 +33,16 @@ Deno.test("burstDelay() is 0 outside a burst, then the burst's age, at least 1 s
   assert.equal(burstDelay({ ...d, maxDelayMs: 0 }, t), 0, "maximum 0: never defers");
 });
 
-Deno.test("DeferredJobs counts the jobs not yet due", () => {
+Deno.test("DeferredJobs counts the jobs not yet due, and forgets them once due without being read", () => {
   const jobs = new DeferredJobs();
-  jobs.add(1_000, 2);
-  jobs.add(3_000, 1);
+  jobs.add(1_000, 2, 0);
+  jobs.add(3_000, 1, 0);
   assert.equal(jobs.waiting(500), 3);
   assert.equal(jobs.waiting(1_000), 1);
   assert.equal(jobs.waiting(3_000), 0);
+  // A long burst nobody watches: what is due is dropped as new jobs come.
+  for (let t = 10_000; t < 100_000; t += 10) jobs.add(t + 1_000, 1, t);
+  assert.ok(jobs.bucketsKept <= 11, `buckets kept: ${jobs.bucketsKept}`);
+  assert.ok(jobs.waiting(100_000) <= 100, `still counted: ${jobs.waiting(100_000)}`);
+  assert.equal(jobs.waiting(200_000), 0);
 });
