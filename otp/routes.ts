@@ -30,7 +30,7 @@ export function otpRoutes(deps: Deps) {
     }),
     async (c) => {
       const input = c.req.valid("json");
-      const caller = { teamId: c.var.team.id, apiKey: c.var.apiKey, ip: clientIp(c, deps.config.TRUST_PROXY) };
+      const caller = { teamId: c.get("team").id, apiKey: c.get("apiKey"), ip: clientIp(c, deps.config.TRUST_PROXY) };
       const { session, token, results, codes } = await sendOtp(deps, caller, input);
       const expiresAt = new Date(session.expires_at).toISOString();
       const channelsSent = Object.fromEntries(
@@ -80,7 +80,7 @@ export function otpRoutes(deps: Deps) {
     async (c) => {
       const body = c.req.valid("json");
       const token = (body.session_token ?? body.token)!;
-      const outcome = await verifyOtp(deps, c.var.team.id, token, body.otps);
+      const outcome = await verifyOtp(deps, c.get("team").id, token, body.otps);
       return c.json(verifyBody(outcome, attemptsRemaining(outcome.session)), 200);
     },
   );
@@ -100,7 +100,7 @@ export function otpRoutes(deps: Deps) {
     async (c) => {
       const body = c.req.valid("json");
       const token = (body.session_token ?? body.token)!;
-      const { session, results, codes } = await resendOtp(deps, c.var.team.id, token, c.var.apiKey.test);
+      const { session, results, codes } = await resendOtp(deps, c.get("team").id, token, c.get("apiKey").test);
       return c.json({
         success: true as const,
         message: "OTP resent successfully",

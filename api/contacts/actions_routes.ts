@@ -47,10 +47,10 @@ export function actionsRoutes(deps: Deps) {
           failed.push({ email: entry.email ?? null, error: email.error.issues[0].message });
           continue;
         }
-        const metadata = { ...entry.metadata, created_via: "api_key", api_key_id: c.var.apiKey.id };
+        const metadata = { ...entry.metadata, created_via: "api_key", api_key_id: c.get("apiKey").id };
         valid.push({ ...entry, email: email.data, metadata });
       }
-      const { created, skipped } = await createContacts(db, c.var.team.id, valid);
+      const { created, skipped } = await createContacts(db, c.get("team").id, valid);
       return c.json({
         created: created.map(contactBody),
         skipped,
@@ -73,7 +73,7 @@ export function actionsRoutes(deps: Deps) {
     async (c) => {
       const result = await registerDeviceTokens(
         deps.sql,
-        c.var.team.id,
+        c.get("team").id,
         c.req.valid("param").external_id,
         devicesOf(c.req.valid("json")),
       );
@@ -110,7 +110,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       responses: { 200: updated, ...errors(400, 403, 404) },
     }),
     async (c) => {
-      const row = await addTags(db, c.var.team.id, refOf(c.req.valid("param")), c.req.valid("json").tags);
+      const row = await addTags(db, c.get("team").id, refOf(c.req.valid("param")), c.req.valid("json").tags);
       return c.json(contactBody(found(row)), 200);
     },
   );
@@ -124,7 +124,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       responses: { 200: updated, ...errors(400, 403, 404) },
     }),
     async (c) => {
-      const row = await removeTags(db, c.var.team.id, refOf(c.req.valid("param")), c.req.valid("json").tags);
+      const row = await removeTags(db, c.get("team").id, refOf(c.req.valid("param")), c.req.valid("json").tags);
       return c.json(contactBody(found(row)), 200);
     },
   );
@@ -138,7 +138,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       responses: { 200: updated, ...errors(403, 404) },
     }),
     async (c) => {
-      const row = await updateContact(db, c.var.team.id, refOf(c.req.valid("param")), { is_unsubscribed: true });
+      const row = await updateContact(db, c.get("team").id, refOf(c.req.valid("param")), { is_unsubscribed: true });
       return c.json(contactBody(found(row)), 200);
     },
   );

@@ -56,7 +56,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       responses: { 200: jsonResponse(PreferencesView, "The preferences"), ...errors(404) },
     }),
     async (c) => {
-      const preferences = found(await findPreferences(db, c.var.team.id, refOf(c.req.valid("param"))));
+      const preferences = found(await findPreferences(db, c.get("team").id, refOf(c.req.valid("param"))));
       return c.json({ preferences: orderedPreferences(preferences), ...summarisePreferences(preferences) }, 200);
     },
   );
@@ -73,7 +73,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       }),
       async (c) => {
         const { preferences } = c.req.valid("json");
-        return c.json(await change(c.var.team.id, refOf(c.req.valid("param")), preferences), 200);
+        return c.json(await change(c.get("team").id, refOf(c.req.valid("param")), preferences), 200);
       },
     );
   }
@@ -87,7 +87,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       request: { params },
       responses: { 200: updated, ...errors(404) },
     }),
-    async (c) => c.json(await change(c.var.team.id, refOf(c.req.valid("param")), setAll(false)), 200),
+    async (c) => c.json(await change(c.get("team").id, refOf(c.req.valid("param")), setAll(false)), 200),
   );
 
   app.openapi(
@@ -99,7 +99,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       request: { params },
       responses: { 200: updated, ...errors(404) },
     }),
-    async (c) => c.json(await change(c.var.team.id, refOf(c.req.valid("param")), setAll(true)), 200),
+    async (c) => c.json(await change(c.get("team").id, refOf(c.req.valid("param")), setAll(true)), 200),
   );
 
   app.openapi(
@@ -114,7 +114,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
     async (c) => {
       // Validated by withChannel; RefParams only widens its type to string.
       const p = c.req.valid("param");
-      return c.json(await change(c.var.team.id, refOf(p), setAll(false, [p.channel as Channel])), 200);
+      return c.json(await change(c.get("team").id, refOf(p), setAll(false, [p.channel as Channel])), 200);
     },
   );
 
@@ -131,7 +131,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       const p = c.req.valid("param");
       const { subscribed } = c.req.valid("json");
       const changes = [{ channel: p.channel as Channel, category: p.category as Category, subscribed }];
-      return c.json(await change(c.var.team.id, refOf(p), changes), 200);
+      return c.json(await change(c.get("team").id, refOf(p), changes), 200);
     },
   );
 }

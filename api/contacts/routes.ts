@@ -55,8 +55,8 @@ export function contactsRoutes(deps: Deps) {
     }),
     async (c) => {
       const body = c.req.valid("json");
-      const metadata = { ...body.metadata, created_via: "api_key", api_key_id: c.var.apiKey.id };
-      const row = await createContact(db, c.var.team.id, { ...body, metadata });
+      const metadata = { ...body.metadata, created_via: "api_key", api_key_id: c.get("apiKey").id };
+      const row = await createContact(db, c.get("team").id, { ...body, metadata });
       return c.json(contactBody(row), 201);
     },
   );
@@ -74,7 +74,7 @@ export function contactsRoutes(deps: Deps) {
       const q = c.req.valid("query");
       const filters = listFilters(q);
       if (q.page === undefined) {
-        const page = await listContacts(db, c.var.team.id, {
+        const page = await listContacts(db, c.get("team").id, {
           limit: q.limit,
           startingAfter: q.starting_after,
           filters,
@@ -82,7 +82,7 @@ export function contactsRoutes(deps: Deps) {
         return c.json(page, 200);
       }
       const sortOrder = q.sort_order.toUpperCase() as "ASC" | "DESC";
-      const { total, ...page } = await listContactsByPage(db, c.var.team.id, {
+      const { total, ...page } = await listContactsByPage(db, c.get("team").id, {
         page: q.page,
         limit: q.limit,
         sortBy: q.sort_by,
@@ -96,16 +96,16 @@ export function contactsRoutes(deps: Deps) {
 
   // /external/{external_id} routes come before /{id} ones, so that "external" is never taken for an id.
   app.openapi(getRoute("/external/{external_id}", ExternalIdParams), async (c) => {
-    const row = await findContact(db, c.var.team.id, byExternalId(c.req.valid("param").external_id));
+    const row = await findContact(db, c.get("team").id, byExternalId(c.req.valid("param").external_id));
     return c.json(contactBody(found(row)), 200);
   });
   app.openapi(updateRoute("patch", "/external/{external_id}", ExternalIdParams), async (c) => {
     const ref = byExternalId(c.req.valid("param").external_id);
-    const row = await updateContact(db, c.var.team.id, ref, c.req.valid("json"));
+    const row = await updateContact(db, c.get("team").id, ref, c.req.valid("json"));
     return c.json(contactBody(found(row)), 200);
   });
   app.openapi(deleteRoute("/external/{external_id}", ExternalIdParams), async (c) => {
-    const id = found(await deleteContact(db, c.var.team.id, byExternalId(c.req.valid("param").external_id)));
+    const id = found(await deleteContact(db, c.get("team").id, byExternalId(c.req.valid("param").external_id)));
     return c.json({ deleted: true as const, id }, 200);
   });
 
@@ -113,17 +113,17 @@ export function contactsRoutes(deps: Deps) {
   app.route("/", actionsRoutes(deps));
 
   app.openapi(getRoute("/{id}", IdParams), async (c) => {
-    const row = await findContact(db, c.var.team.id, byId(c.req.valid("param").id));
+    const row = await findContact(db, c.get("team").id, byId(c.req.valid("param").id));
     return c.json(contactBody(found(row)), 200);
   });
   for (const method of ["put", "patch"] as const) {
     app.openapi(updateRoute(method, "/{id}", IdParams), async (c) => {
-      const row = await updateContact(db, c.var.team.id, byId(c.req.valid("param").id), c.req.valid("json"));
+      const row = await updateContact(db, c.get("team").id, byId(c.req.valid("param").id), c.req.valid("json"));
       return c.json(contactBody(found(row)), 200);
     });
   }
   app.openapi(deleteRoute("/{id}", IdParams), async (c) => {
-    const id = found(await deleteContact(db, c.var.team.id, byId(c.req.valid("param").id)));
+    const id = found(await deleteContact(db, c.get("team").id, byId(c.req.valid("param").id)));
     return c.json({ deleted: true as const, id }, 200);
   });
   return app;

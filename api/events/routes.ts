@@ -30,11 +30,11 @@ export function eventsRoutes(deps: Deps) {
       const now = deps.now();
       const at = body.trigger_at === undefined ? undefined : parseTimestamp(body.trigger_at);
       ensureFuture(at, now);
-      const team = c.var.team;
+      const team = c.get("team");
       if (!await eventTypes.has(deps.sql, team.id, body.event_name, now)) {
         throw new NotFoundError("Event type not found", "event_type_not_found");
       }
-      const accepted = await acceptEvent(deps, { team, apiKey: c.var.apiKey, event: body, at, now });
+      const accepted = await acceptEvent(deps, { team, apiKey: c.get("apiKey"), event: body, at, now });
       const ids = { trigger_id: accepted.triggerId, job_id: accepted.jobId };
       if (at === undefined) {
         return c.json({ success: true, ...ids, message: "Event queued successfully", data: ids }, 201);

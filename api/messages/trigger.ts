@@ -62,7 +62,7 @@ export function addTriggerRoute(app: OpenAPIHono<AppEnv>, deps: Deps): void {
     }),
     async (c) => {
       const body = c.req.valid("json");
-      const team = c.var.team;
+      const team = c.get("team");
       const now = deps.now();
       if (body.channels.some((ch) => !CHANNELS.includes(ch as Channel))) {
         throw new ValidationError("Valid channels are: email, sms, whatsapp, push", "invalid_channel", {
@@ -147,7 +147,7 @@ export function addTriggerRoute(app: OpenAPIHono<AppEnv>, deps: Deps): void {
         }
       });
       const variables = variablesOf(body.variables);
-      if (!c.var.apiKey.test) {
+      if (!c.get("apiKey").test) {
         const info = contact ? contactInfo(contact) : {};
         const total = contents.reduce(
           (sum, content) =>
@@ -160,7 +160,7 @@ export function addTriggerRoute(app: OpenAPIHono<AppEnv>, deps: Deps): void {
 
       const spec = newSendSpec({
         team_id: team.id,
-        sandbox: c.var.apiKey.test,
+        sandbox: c.get("apiKey").test,
         trigger_type: "multi_channel",
         body,
         recipient,

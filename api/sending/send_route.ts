@@ -75,14 +75,14 @@ export function addSendRoute<B extends SendFields>(app: OpenAPIHono<AppEnv>, dep
     }),
     async (c) => {
       const body = c.req.valid("json") as B;
-      const team = c.var.team;
+      const team = c.get("team");
       const now = deps.now();
       route.check?.(body);
       const at = scheduledFor(body, now);
       const send = await route.plan(body, team, service);
       const spec = newSendSpec({
         team_id: team.id,
-        sandbox: c.var.apiKey.test,
+        sandbox: c.get("apiKey").test,
         trigger_type: route.channel,
         body,
         recipient: send.recipient,

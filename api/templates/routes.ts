@@ -29,7 +29,7 @@ export function templatesRoutes(deps: Deps) {
     }),
     async (c) => {
       const { template_key: key, channel } = c.req.valid("query");
-      const teamId = c.var.team.id;
+      const teamId = c.get("team").id;
       const rows = await deps.sql<Template[]>`
         select * from templates where team_id = ${teamId}
           ${key === undefined ? deps.sql`` : deps.sql`and key = ${key}`}

@@ -44,7 +44,7 @@ export function addExecutionRoutes(app: OpenAPIHono<AppEnv>, deps: Deps, options
       responses: { 200: jsonResponse(Execution, "The execution"), ...errors(404) },
     }),
     async (c) => {
-      const execution = await findExecution(deps, c.var.team.id, c.req.valid("param").id, options.channel);
+      const execution = await findExecution(deps, c.get("team").id, c.req.valid("param").id, options.channel);
       if (!execution) throw notFound();
       return c.json(execution as never, 200);
     },
@@ -61,7 +61,7 @@ export function addExecutionRoutes(app: OpenAPIHono<AppEnv>, deps: Deps, options
     }),
     async (c) => {
       const { page, limit } = c.req.valid("query");
-      return c.json(await listExecutions(deps, c.var.team.id, options.listChannel, page, limit) as never, 200);
+      return c.json(await listExecutions(deps, c.get("team").id, options.listChannel, page, limit) as never, 200);
     },
   );
 
@@ -76,7 +76,7 @@ export function addExecutionRoutes(app: OpenAPIHono<AppEnv>, deps: Deps, options
     }),
     async (c) => {
       const { page, limit } = c.req.valid("query");
-      const execution = await findExecution(deps, c.var.team.id, c.req.valid("param").execution_id, options.channel);
+      const execution = await findExecution(deps, c.get("team").id, c.req.valid("param").execution_id, options.channel);
       if (!execution) throw notFound();
       return c.json(await listJobs(deps, execution, page, limit) as never, 200);
     },

@@ -28,7 +28,7 @@ export function triggersRoutes(deps: Deps) {
       responses: { 200: jsonResponse(Trigger, "The trigger"), ...errors(404) },
     }),
     async (c) => {
-      const t = await load(c.var.team.id, c.req.valid("param").trigger_id);
+      const t = await load(c.get("team").id, c.req.valid("param").trigger_id);
       return c.json({
         id: t.id,
         trigger_id: t.id,
@@ -56,7 +56,7 @@ export function triggersRoutes(deps: Deps) {
       responses: { 200: jsonResponse(DirectTrigger, "The trigger's executions"), ...errors(404) },
     }),
     async (c) => {
-      const t = await load(c.var.team.id, c.req.valid("param").trigger_id);
+      const t = await load(c.get("team").id, c.req.valid("param").trigger_id);
       return c.json({
         trigger_id: t.id,
         flow_type: t.flow_type,

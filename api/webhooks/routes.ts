@@ -79,7 +79,7 @@ export function webhooksRoutes(deps: Deps) {
     async (c) => {
       const body = c.req.valid("json");
       await checkUrl(deps, body.url);
-      const teamId = c.var.team.id;
+      const teamId = c.get("team").id;
       if (await countEndpoints(db, teamId) >= MAX_ENDPOINTS) {
         throw new ValidationError(`Cannot register more than ${MAX_ENDPOINTS} webhook endpoints`, "too_many_webhooks");
       }
@@ -99,7 +99,7 @@ export function webhooksRoutes(deps: Deps) {
       responses: { 200: jsonResponse(WebhookList, "The endpoints, newest first") },
     }),
     async (c) => {
-      const rows = await listEndpoints(db, c.var.team.id);
+      const rows = await listEndpoints(db, c.get("team").id);
       return c.json({ data: rows.map(endpointBody) }, 200);
     },
   );
@@ -114,7 +114,7 @@ export function webhooksRoutes(deps: Deps) {
       responses: { 200: jsonResponse(WebhookEndpoint, "The endpoint"), ...errors(404) },
     }),
     async (c) => {
-      const row = found(await findEndpoint(db, c.var.team.id, checkedId(c.req.valid("param").id)));
+      const row = found(await findEndpoint(db, c.get("team").id, checkedId(c.req.valid("param").id)));
       return c.json(endpointBody(row), 200);
     },
   );
@@ -133,8 +133,8 @@ export function webhooksRoutes(deps: Deps) {
       const body = c.req.valid("json");
       if (body.url !== undefined) await checkUrl(deps, body.url);
       const events = body.events ? [...new Set(body.events)] : body.events;
-      const row = found(await updateEndpoint(db, c.var.team.id, id, { ...body, events }));
-      invalidateEndpointCache(c.var.team.id);
+      const row = found(await updateEndpoint(db, c.get("team").id, id, { ...body, events }));
+      invalidateEndpointCache(c.get("team").id);
       return c.json(endpointBody(row), 200);
     },
   );
@@ -149,9 +149,9 @@ export function webhooksRoutes(deps: Deps) {
       responses: { 200: jsonResponse(Deleted, "Deleted"), ...errors(404) },
     }),
     async (c) => {
-      const id = await deleteEndpoint(db, c.var.team.id, checkedId(c.req.valid("param").id));
+      const id = await deleteEndpoint(db, c.get("team").id, checkedId(c.req.valid("param").id));
       if (!id) throw notFound();
-      invalidateEndpointCache(c.var.team.id);
+      invalidateEndpointCache(c.get("team").id);
       return c.json({ deleted: true as const, id }, 200);
     },
   );
@@ -168,7 +168,7 @@ export function webhooksRoutes(deps: Deps) {
     async (c) => {
       const id = checkedId(c.req.valid("param").id);
       const graceUntil = new Date(deps.now() + ROTATION_GRACE_MS);
-      const row = found(await rotateSecret(db, c.var.team.id, id, newWebhookSecret(), graceUntil));
+      const row = found(await rotateSecret(db, c.get("team").id, id, newWebhookSecret(), graceUntil));
       return c.json({ ...endpointBody(row), secret: row.secret }, 200);
     },
   );
@@ -183,7 +183,7 @@ export function webhooksRoutes(deps: Deps) {
       responses: { 200: jsonResponse(DeliveryList, "A page of attempts"), ...errors(400, 404) },
     }),
     async (c) => {
-      const endpoint = found(await findEndpoint(db, c.var.team.id, checkedId(c.req.valid("param").id)));
+      const endpoint = found(await findEndpoint(db, c.get("team").id, checkedId(c.req.valid("param").id)));
       const query = c.req.valid("query");
       const { rows, hasMore } = await listAttempts(db, endpoint.id, {
         limit: query.limit,

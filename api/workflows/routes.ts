@@ -52,7 +52,7 @@ export function workflowsRoutes(deps: Deps) {
     }),
     async (c) => {
       const body = c.req.valid("json");
-      const teamId = c.var.team.id;
+      const teamId = c.get("team").id;
       await checkTemplates(deps.sql, teamId, body.steps);
       const workflow = await createWorkflow(deps.sql, teamId, body);
       eventTypes.invalidate(teamId);
@@ -71,7 +71,7 @@ export function workflowsRoutes(deps: Deps) {
     }),
     async (c) => {
       const q = c.req.valid("query");
-      const { workflows, total } = await listWorkflows(deps.sql, c.var.team.id, q, q);
+      const { workflows, total } = await listWorkflows(deps.sql, c.get("team").id, q, q);
       return c.json({
         workflows: workflows.map(workflowJson),
         total,
@@ -92,7 +92,7 @@ export function workflowsRoutes(deps: Deps) {
       responses: { 200: { description: "The statistics view", ...json(WorkflowDetails) } },
     }),
     async (c) => {
-      const workflow = await requireWorkflow(deps.sql, c.var.team.id, c.req.valid("param").id);
+      const workflow = await requireWorkflow(deps.sql, c.get("team").id, c.req.valid("param").id);
       const stats = await workflowStatistics(deps.sql, workflow, deps.now());
       return c.json({ ...workflowJson(workflow), ...stats }, 200);
     },
@@ -109,7 +109,7 @@ export function workflowsRoutes(deps: Deps) {
     }),
     async (c) => {
       const body = c.req.valid("json");
-      const teamId = c.var.team.id;
+      const teamId = c.get("team").id;
       const { id } = c.req.valid("param");
       if (body.steps) {
         await requireWorkflow(deps.sql, teamId, id);
@@ -133,7 +133,7 @@ export function workflowsRoutes(deps: Deps) {
     }),
     async (c) => {
       const { id } = c.req.valid("param");
-      const teamId = c.var.team.id;
+      const teamId = c.get("team").id;
       const triggers = await deleteWorkflow(deps.sql, teamId, id);
       if (!triggers) throw new NotFoundError("Workflow not found", "workflow_not_found");
       eventTypes.invalidate(teamId);
@@ -152,7 +152,7 @@ export function workflowsRoutes(deps: Deps) {
       responses: { 200: { description: "A page of executions, newest first", ...json(ExecutionList) } },
     }),
     async (c) => {
-      const workflow = await requireWorkflow(deps.sql, c.var.team.id, c.req.valid("param").id);
+      const workflow = await requireWorkflow(deps.sql, c.get("team").id, c.req.valid("param").id);
       const q = c.req.valid("query");
       const { executions, total } = await listExecutions(deps.sql, workflow.id, workflow.steps, q);
       return c.json({ executions, total, page: q.page, totalPages: totalPages(total, q.limit), limit: q.limit }, 200);

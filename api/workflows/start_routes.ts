@@ -35,7 +35,7 @@ async function start(deps: Deps, c: Context<AppEnv>, body: TriggerWorkflowData) 
   const now = deps.now();
   const at = body.trigger_at === undefined ? undefined : parseTimestamp(body.trigger_at);
   ensureFuture(at, now);
-  const teamId = c.var.team.id;
+  const teamId = c.get("team").id;
   const workflow = await findWorkflowHead(deps.sql, teamId, { id: body.workflow_id, name: body.workflow_name });
   if (!workflow) throw new NotFoundError("Workflow not found", "workflow_not_found");
   if (!workflow.is_active) {
@@ -60,7 +60,7 @@ async function start(deps: Deps, c: Context<AppEnv>, body: TriggerWorkflowData) 
   const workflowStart: WorkflowStart = {
     ...ids,
     team_id: teamId,
-    sandbox: c.var.apiKey.test,
+    sandbox: c.get("apiKey").test,
     source: "api",
     workflow_id: workflow.id,
     recipient,

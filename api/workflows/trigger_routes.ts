@@ -85,13 +85,13 @@ export function triggerWorkflowRoutes(deps: Deps) {
     }),
     async (c) => {
       const { trigger_id } = c.req.valid("param");
-      const trigger = await findTrigger(deps, c.var.team.id, trigger_id);
+      const trigger = await findTrigger(deps, c.get("team").id, trigger_id);
       if (!trigger || trigger.flow_type !== "workflow") {
         throw new NotFoundError("Trigger not found", "trigger_not_found");
       }
       const q = c.req.valid("query");
       const [workflows, executions] = await Promise.all([
-        workflowsOf(deps, c.var.team.id, trigger.id),
+        workflowsOf(deps, c.get("team").id, trigger.id),
         executionsOf(deps.sql, trigger.id, q),
       ]);
       return c.json({

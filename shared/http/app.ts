@@ -70,7 +70,7 @@ export function createBaseApp(): OpenAPIHono<AppEnv> {
     recordRequest(c.req.method, c.req.routePath, c.res.status, performance.now() - started);
     log("info", "request", {
       request_id: requestId,
-      team_id: c.var.team?.id,
+      team_id: c.get("team")?.id,
       method: c.req.method,
       route: c.req.routePath,
       path: c.req.path,

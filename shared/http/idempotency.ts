@@ -82,7 +82,7 @@ async function answerExisting(
   if (stored.state === "in_flight") {
     throw new ConflictError("A request with this Idempotency-Key is still in progress", "idempotency_in_progress");
   }
-  const body = await storedBody(deps, c.var.team.id, idemKey, stored);
+  const body = await storedBody(deps, c.get("team").id, idemKey, stored);
   return body === undefined ? undefined : replay(c, stored, body);
 }
 
@@ -124,7 +124,7 @@ export function idempotency(deps: Deps) {
     if (idemKey.length > 255) {
       throw new AppError(400, "invalid_idempotency_key", "Idempotency-Key must be at most 255 characters");
     }
-    const key = kvKeys.idempotency(c.var.team.id, idemKey);
+    const key = kvKeys.idempotency(c.get("team").id, idemKey);
     const print = await fingerprint(c);
     const existing = await deps.kv.get<Stored>(key);
     if (existing.value) {
@@ -155,6 +155,6 @@ export function idempotency(deps: Deps) {
       status: res.status,
       contentType: res.headers.get("content-type") ?? "application/json",
     };
-    await keep(deps, c.var.team.id, idemKey, done, await res.clone().text());
+    await keep(deps, c.get("team").id, idemKey, done, await res.clone().text());
   };
 }

@@ -28,8 +28,8 @@ export function hourlyLimit(config: Config, plan: Team["plan"]): number {
 export function rateLimit(deps: Deps, counter: WindowCounter) {
   return async function limitRate(c: Context<AppEnv>, next: Next): Promise<void> {
     const now = deps.now();
-    const limit = hourlyLimit(deps.config, c.var.team.plan);
-    const hit = await counter.hit("api", c.var.apiKey.id, limit, HOUR_MS, now);
+    const limit = hourlyLimit(deps.config, c.get("team").plan);
+    const hit = await counter.hit("api", c.get("apiKey").id, limit, HOUR_MS, now);
     // Set before the handler runs: a header set on a finished response makes Hono rebuild it.
     c.header("X-RateLimit-Limit", String(hit.limit));
     c.header("X-RateLimit-Remaining", String(hit.remaining));
