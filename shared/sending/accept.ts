@@ -1,5 +1,5 @@
 import { newUlid, newUuidV7 } from "./ids.ts";
-import { findContactByExternalId } from "../contacts/queries.ts";
+import { ContactFinder } from "../contacts/finder.ts";
 import type { ContactRow } from "../contacts/queries.ts";
 import type { Deps } from "../deps.ts";
 import { NotFoundError, ValidationError } from "../errors.ts";
@@ -14,10 +14,11 @@ import type { Template } from "../templates.ts";
 import { type RecipientInfo, renderContent } from "./render.ts";
 import type { Content, Recipient, SendSpec } from "./spec.ts";
 
-/** The accept path's shared parts: cached look-ups and the group-committing acceptor. */
+/** The accept path's shared parts: cached look-ups, grouped contact look-ups and the group-committing acceptor. */
 export interface SendingService {
   deps: Deps;
   lookups: SendLookups;
+  contacts: ContactFinder;
   acceptor: Acceptor<SendSpec>;
 }
 
@@ -28,7 +29,7 @@ export function sendingService(deps: Deps): SendingService {
   let service = services.get(deps);
   if (!service) {
     const acceptor = sendAcceptor(deps.committer, deps.sql, burstDeferral(deps.config));
-    service = { deps, lookups: new SendLookups(deps.sql, deps.now), acceptor };
+    service = { deps, lookups: new SendLookups(deps.sql, deps.now), contacts: new ContactFinder(deps.sql), acceptor };
     services.set(deps, service);
   }
   return service;
@@ -139,7 +140,7 @@ export function acceptedBody(spec: SendSpec, now: number, options: { delayMs: bo
 
 /** The team's contact with this external id, else 404 "Contact with external_id '…' not found". */
 export async function contactOrThrow(deps: Deps, teamId: string, externalId: string): Promise<ContactRow> {
-  const contact = await findContactByExternalId(deps.sql, teamId, externalId);
+  const contact = await sendingService(deps).contacts.byExternalId(teamId, externalId);
   if (!contact) throw new NotFoundError(`Contact with external_id '${externalId}' not found`, "contact_not_found");
   return contact;
 }
