@@ -1,3 +1,4 @@
+import type postgres from "postgres";
 import { asJson, type Db } from "../db.ts";
 import { addCounts, type Counts, type SendStatus, type TriggerRecord, zeroCounts } from "./trigger_record.ts";
 import { type SendSpec, SendSpecSchema } from "./spec.ts";
@@ -105,10 +106,16 @@ export async function loadSpec(db: Db, triggerId: string): Promise<SendSpec | un
  * Records sends that are already finished (single-recipient sends, recorded once delivered): each
  * trigger and its executions with final status and counts, two statements for the lot (over
  * column arrays: far cheaper to build than a placeholder per value). A row recorded earlier (a
- * scheduled send) is brought to the final state; a final one is left alone.
+ * scheduled send) is brought to the final state; a final one is left alone. One transaction: a
+ * reader that sees a trigger completed also sees its executions (GET /sms/executions right after
+ * GET /triggers/{id} said completed).
  */
-export async function recordFinished(db: Db, specs: SendSpec[], records: TriggerRecord[]): Promise<void> {
+export async function recordFinished(sql: postgres.Sql, specs: SendSpec[], records: TriggerRecord[]): Promise<void> {
   if (specs.length === 0) return;
+  await sql.begin((tx) => recordFinishedIn(tx, specs, records));
+}
+
+async function recordFinishedIn(db: Db, specs: SendSpec[], records: TriggerRecord[]): Promise<void> {
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   const totals = records.map((r) => addCounts(r.executions.map((e) => e.counts ?? zeroCounts())));
   const t = <T>(f: (s: SendSpec, i: number) => T) => specs.map(f);
