@@ -3,7 +3,6 @@
  * exposition format (version 0.0.4) for `GET /metrics`. One registry per process.
  */
 import { log } from "./log.ts";
-import { deferredJobs } from "./sending/pressure.ts";
 
 /** Label values of one series. */
 export type Labels = Record<string, string | number>;
@@ -189,11 +188,6 @@ export const metrics = {
     "Time from when a queue job was due to when its handling started, by job type.",
     ["type"],
     [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900],
-  ),
-  deferredJobs: registry.gauge(
-    "queue_jobs_deferred",
-    "Group jobs this process enqueued with a delay during a burst of accepts, not yet due.",
-    () => deferredJobs.waiting(Date.now()),
   ),
   deliveries: registry.counter(
     "message_deliveries_total",

@@ -1,13 +1,6 @@
 import { Batcher } from "../shared/batcher.ts";
 import type { SendGroupJob } from "../shared/sending/jobs.ts";
-
-/** When to hold passes back: while `rate()` exceeds `busyRate`, for at most `maxDeferMs` per job. */
-export interface DeferPolicy {
-  /** Sends per second the process is accepting at `now` (ms since the epoch). */
-  rate: (now: number) => number;
-  busyRate: number;
-  maxDeferMs: number;
-}
+import { type BurstDeferral, defersBursts, holdDuringBurst } from "../shared/sending/pressure.ts";
 
 /**
  * Merges `send-group` jobs that arrive together into larger delivery passes. The queue hands the
@@ -16,7 +9,7 @@ export interface DeferPolicy {
  * with the pass that held it (a failed pass fails its jobs, which the queue delivers again).
  *
  * While this process is accepting a burst of sends (`defer`), passes wait (each job at most
- * `maxDeferMs`): on a small machine delivering a send costs several times what accepting it does,
+ * `maxDelayMs`): on a small machine delivering a send costs several times what accepting it does,
  * so the accept path keeps the CPU and the queue holds the backlog, delivered when the burst ends.
  */
 export class GroupCoalescer {
@@ -24,14 +17,14 @@ export class GroupCoalescer {
 
   constructor(
     run: (job: SendGroupJob & { attempt: number }) => Promise<void>,
-    options: { maxSends?: number; defer?: DeferPolicy } = {},
+    options: { maxSends?: number; defer?: BurstDeferral } = {},
   ) {
     const d = options.defer;
     this.#passes = new Batcher(
       (jobs) => run({ type: "send-group", id: jobs[0].id, sends: jobs.flatMap((j) => j.sends), attempt: 0 }),
       {
         maxWeight: options.maxSends ?? 1_000,
-        hold: d && d.busyRate > 0 && d.maxDeferMs > 0 ? (arrived) => holdDuringBurst(d, arrived) : undefined,
+        hold: d && defersBursts(d) ? (arrived) => holdDuringBurst(d, arrived) : undefined,
       },
     );
   }
@@ -39,13 +32,5 @@ export class GroupCoalescer {
   /** Delivers the job's sends in the next pass; resolves when that pass is done. */
   add(job: SendGroupJob): Promise<void> {
     return this.#passes.add(job, job.sends.length);
-  }
-}
-
-/** Waits while `d` says the process is in a burst, until at most `maxDeferMs` after `arrived`. */
-export async function holdDuringBurst(d: DeferPolicy, arrived: number): Promise<void> {
-  if (d.busyRate <= 0) return;
-  while (d.rate(Date.now()) > d.busyRate && Date.now() - arrived < d.maxDeferMs) {
-    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

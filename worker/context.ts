@@ -2,11 +2,11 @@ import type { Deps } from "../shared/deps.ts";
 import type { Identity } from "../shared/identities.ts";
 import { TtlCache } from "../shared/sending/cache.ts";
 import { SendLookups } from "../shared/sending/lookups.ts";
-import { acceptPressure } from "../shared/sending/pressure.ts";
+import { type BurstDeferral, burstDeferral } from "../shared/sending/pressure.ts";
 import { loadSpec } from "../shared/sending/records.ts";
 import type { ExecutionSpec, SendSpec } from "../shared/sending/spec.ts";
 import type { Template } from "../shared/templates.ts";
-import { type DeferPolicy, GroupCoalescer } from "./coalescer.ts";
+import { GroupCoalescer } from "./coalescer.ts";
 import { Limiter } from "./limiter.ts";
 import { handleSendGroup } from "./sends.ts";
 import type { ExecutionContext } from "./prepare.ts";
@@ -22,16 +22,12 @@ export interface WorkerContext {
   /** Merges `send-group` jobs that arrive together into one delivery pass. */
   groups: GroupCoalescer;
   /** When to hold accepted work back: while this process accepts a burst (SEND_DEFER_RATE). */
-  defer: DeferPolicy;
+  defer: BurstDeferral;
 }
 
 /** A worker context over `deps`. */
 export function createWorkerContext(deps: Deps): WorkerContext {
-  const defer: DeferPolicy = {
-    rate: (now) => acceptPressure.rate(now),
-    busyRate: deps.config.SEND_DEFER_RATE,
-    maxDeferMs: deps.config.SEND_DEFER_MAX_MS,
-  };
+  const defer = burstDeferral(deps.config);
   const w: WorkerContext = {
     deps,
     lookups: new SendLookups(deps.sql, deps.now),

@@ -2,7 +2,7 @@ import type { Deps } from "../shared/deps.ts";
 import { log } from "../shared/log.ts";
 import { trackJob } from "../shared/metrics.ts";
 import { handleDeliverBatch } from "./batch.ts";
-import { holdDuringBurst } from "./coalescer.ts";
+import { holdDuringBurst } from "../shared/sending/pressure.ts";
 import { createWorkerContext, type WorkerContext } from "./context.ts";
 import { handleDispatch } from "./dispatch.ts";
 import { InflightJournal } from "./inflight.ts";

@@ -1,9 +1,8 @@
 import { asJson } from "../../shared/db.ts";
 import type { Deps } from "../../shared/deps.ts";
 import { Acceptor, JOB_BACKOFF_MS } from "../../shared/sending/acceptor.ts";
-import { burstDeferral } from "../../shared/sending/accept.ts";
 import { sendKeys } from "../../shared/sending/keys.ts";
-import { acceptPressure } from "../../shared/sending/pressure.ts";
+import { burstDeferral } from "../../shared/sending/pressure.ts";
 import type { TriggerRecord } from "../../shared/sending/trigger_record.ts";
 import type { WorkflowStartsJob, WorkflowStartStoredJob } from "../../shared/workflows/jobs.ts";
 import { queueDelay } from "../../shared/workflows/queue.ts";
@@ -76,7 +75,7 @@ export function workflowAcceptor(deps: Deps): Acceptor<WorkflowStart> {
       record: pendingRecord,
       groupJob: (id, starts): WorkflowStartsJob => ({ type: "workflow-starts", id, starts }),
       acceptStored: (start) => acceptStored(deps, start),
-      deferral: { pressure: acceptPressure, ...burstDeferral(deps.config) },
+      deferral: burstDeferral(deps.config),
     });
     acceptors.set(deps.kv, acceptor);
   }

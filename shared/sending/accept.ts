@@ -5,7 +5,7 @@ import type { Deps } from "../deps.ts";
 import { NotFoundError, ValidationError } from "../errors.ts";
 import { type Acceptor, sendAcceptor } from "./acceptor.ts";
 import { SendLookups } from "./lookups.ts";
-import type { BurstDeferral } from "./pressure.ts";
+import { burstDeferral } from "./pressure.ts";
 import { insufficientBalanceError, messageCost } from "./pricing.ts";
 import type { Config } from "../config.ts";
 import { countryOfE164 } from "../phone.ts";
@@ -33,11 +33,6 @@ export function sendingService(deps: Deps): SendingService {
     services.set(deps, service);
   }
   return service;
-}
-
-/** When this process defers the group jobs of a burst of accepted sends or workflow starts. */
-export function burstDeferral(config: Config): Omit<BurstDeferral, "pressure"> {
-  return { busyRate: config.SEND_DEFER_RATE, maxDelayMs: config.SEND_DEFER_MAX_MS };
 }
 
 /** The longest a send may be scheduled ahead (Deno KV's queue delay limit is 30 days). */

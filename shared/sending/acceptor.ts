@@ -3,7 +3,7 @@ import type { Db } from "../db.ts";
 import type { KvCommitter } from "../kv.ts";
 import type { SendGroupJob, SendStoredJob } from "./jobs.ts";
 import { pendingSlot, sendKeys } from "./keys.ts";
-import { acceptPressure, type BurstDeferral, burstDelay, deferredJobs } from "./pressure.ts";
+import { type BurstDeferral, burstDelay, deferredJobs } from "./pressure.ts";
 import { insertTriggers } from "./records.ts";
 import type { SendSpec } from "./spec.ts";
 import { newTriggerRecord, type TriggerRecord } from "./trigger_record.ts";
@@ -156,7 +156,7 @@ function pendingPages<T extends AcceptItem>(group: Waiting<T>[]): { key: Deno.Kv
 export function sendAcceptor(
   committer: KvCommitter,
   db: Db,
-  defer?: Omit<BurstDeferral, "pressure">,
+  deferral?: BurstDeferral,
 ): Acceptor<SendSpec> {
   return new Acceptor<SendSpec>(committer, {
     record: newTriggerRecord,
@@ -173,6 +173,6 @@ export function sendAcceptor(
         });
       }, 1);
     },
-    deferral: defer && { pressure: acceptPressure, ...defer },
+    deferral,
   });
 }

@@ -1,3 +1,6 @@
+import type { Config } from "../config.ts";
+import { registry } from "../metrics.ts";
+
 /** Width of one counting bucket (ms) and how many recent buckets make the rate. */
 const BUCKET_MS = 100;
 const BUCKETS = 3;
@@ -45,13 +48,35 @@ export class AcceptPressure {
 /** The shortest delay of a job deferred during a burst (ms). */
 const MIN_BURST_DELAY_MS = 1_000;
 
-/** When a process defers the jobs of a burst (the service's SEND_DEFER_RATE and SEND_DEFER_MAX_MS). */
+/**
+ * When a process defers the jobs of a burst (the service's SEND_DEFER_RATE and SEND_DEFER_MAX_MS):
+ * the accept path delays them in the queue (burstDelay), the worker holds those that come due
+ * while the burst lasts (holdDuringBurst).
+ */
 export interface BurstDeferral {
   pressure: AcceptPressure;
   /** Accepted sends per second above which the process is in a burst; 0 never defers. */
   busyRate: number;
-  /** The longest a job is deferred. */
+  /** The longest a job is deferred (0 never defers). */
   maxDelayMs: number;
+}
+
+/** The deferral of this process: its accept pressure and the configured rate and maximum. */
+export function burstDeferral(config: Config): BurstDeferral {
+  return { pressure: acceptPressure, busyRate: config.SEND_DEFER_RATE, maxDelayMs: config.SEND_DEFER_MAX_MS };
+}
+
+/** True when `d` defers anything at all. */
+export function defersBursts(d: BurstDeferral): boolean {
+  return d.busyRate > 0 && d.maxDelayMs > 0;
+}
+
+/** Waits while the process is in a burst, until at most `maxDelayMs` after `arrived` (ms since the epoch). */
+export async function holdDuringBurst(d: BurstDeferral, arrived: number): Promise<void> {
+  if (!defersBursts(d)) return;
+  while (d.pressure.rate(Date.now()) > d.busyRate && Date.now() - arrived < d.maxDelayMs) {
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 /**
@@ -61,7 +86,7 @@ export interface BurstDeferral {
  * t is likely to last about as long again, and a short one delays its sends little.
  */
 export function burstDelay(d: BurstDeferral, now: number): number {
-  if (d.maxDelayMs <= 0) return 0;
+  if (!defersBursts(d)) return 0;
   const age = d.pressure.burstAge(now, d.busyRate);
   return age === undefined ? 0 : Math.min(d.maxDelayMs, Math.max(MIN_BURST_DELAY_MS, age));
 }
@@ -104,8 +129,14 @@ export class DeferredJobs {
   }
 }
 
-/** The deferred jobs of this process. */
+/** The deferred jobs of this process, on `/metrics` as `queue_jobs_deferred`. */
 export const deferredJobs = new DeferredJobs();
+
+registry.gauge(
+  "queue_jobs_deferred",
+  "Group jobs this process enqueued with a delay during a burst of accepts, not yet due.",
+  () => deferredJobs.waiting(Date.now()),
+);
 
 /** The pressure of this process (the API and the worker of one process share it). */
 export const acceptPressure = new AcceptPressure();

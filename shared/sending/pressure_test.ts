@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { AcceptPressure, burstDelay, DeferredJobs } from "./pressure.ts";
+import { AcceptPressure, burstDelay, DeferredJobs, holdDuringBurst } from "./pressure.ts";
 
 Deno.test("AcceptPressure.rate() counts the sends of the last 300 ms", () => {
   const p = new AcceptPressure();
@@ -45,4 +45,25 @@ Deno.test("DeferredJobs counts the jobs not yet due, and forgets them once due w
   assert.ok(jobs.bucketsKept <= 11, `buckets kept: ${jobs.bucketsKept}`);
   assert.ok(jobs.waiting(100_000) <= 100, `still counted: ${jobs.waiting(100_000)}`);
   assert.equal(jobs.waiting(200_000), 0);
+});
+
+Deno.test("holdDuringBurst() waits while the burst lasts, at most maxDelayMs, and not at all outside one", async () => {
+  const pressure = new AcceptPressure();
+  const d = { pressure, busyRate: 100, maxDelayMs: 300 };
+  let started = Date.now();
+  await holdDuringBurst(d, started);
+  assert.ok(Date.now() - started < 50, "no burst: no wait");
+
+  pressure.note(Date.now(), 1_000);
+  started = Date.now();
+  await holdDuringBurst({ ...d, maxDelayMs: 0 }, started);
+  assert.ok(Date.now() - started < 50, "deferral off: no wait");
+  await holdDuringBurst(d, started);
+  assert.ok(Date.now() - started >= 250, "held up to maxDelayMs while the burst lasts");
+
+  // The burst ends (nothing accepted for the 300 ms the rate looks back on) long before the maximum.
+  pressure.note(Date.now(), 1_000);
+  started = Date.now();
+  await holdDuringBurst({ ...d, maxDelayMs: 60_000 }, started);
+  assert.ok(Date.now() - started < 5_000, "released when the burst ends");
 });
