@@ -5,6 +5,7 @@ import { type OutboundMessage, type Provider, ProviderError } from "../shared/pr
 import { sendKeys } from "../shared/sending/keys.ts";
 import { insertTriggers } from "../shared/sending/records.ts";
 import type { SendSpec } from "../shared/sending/spec.ts";
+import { testSendSpec } from "../shared/sending/testing.ts";
 import { newTriggerRecord } from "../shared/sending/trigger_record.ts";
 import { upsertTemplate } from "../shared/templates.ts";
 import { dbTest, testDeps, testTeam } from "../shared/testing.ts";
@@ -50,23 +51,11 @@ async function smsFanOut(deps: Deps, contacts: number) {
     ids.push(c.id);
   }
   ids.sort();
-  const spec: SendSpec = {
-    trigger_id: crypto.randomUUID(),
-    job_id: "01JOB",
-    team_id: team.id,
-    sandbox: false,
-    trigger_type: "sms",
-    recipient_type: "tag",
-    recipient: { type: "tag", tags: ["vip"] },
-    executions: [{
-      id: crypto.randomUUID(),
-      content: { channel: "sms", template_key: "hi", category: "transactional" },
-    }],
-    variables: {},
-    metadata: {},
-    created_at: Date.now(),
-    scheduled_for: null,
-  };
+  const spec = testSendSpec(
+    team.id,
+    { sandbox: false, recipient_type: "tag", recipient: { type: "tag", tags: ["vip"] } },
+    "hi",
+  );
   await insertTriggers(deps.sql, [spec], "processing", Date.now());
   const state: DispatchState = { team_id: team.id, filter: { tags_all: ["vip"] }, after: null, batches: 1, done: true };
   await deps.kv.atomic()
@@ -218,10 +207,7 @@ dbTest("a push token the provider calls invalid is removed from the contact", as
   const { provider, sent } = fakeProvider((m) => {
     if (m.to === stale) throw new ProviderError("Unregistered", { invalidToken: true });
   });
-  const spec: SendSpec = {
-    trigger_id: crypto.randomUUID(),
-    job_id: "01JOB",
-    team_id: team.id,
+  const spec = testSendSpec(team.id, {
     sandbox: false,
     trigger_type: "push",
     recipient_type: "contact",
@@ -230,11 +216,7 @@ dbTest("a push token the provider calls invalid is removed from the contact", as
       id: crypto.randomUUID(),
       content: { channel: "push", title: "Hi", body: "There", category: "transactional" },
     }],
-    variables: {},
-    metadata: {},
-    created_at: Date.now(),
-    scheduled_for: null,
-  };
+  });
   await deps.kv.set(sendKeys.trigger(spec.trigger_id), newTriggerRecord(spec));
   await runJob(createWorkerContext(withProvider(deps, provider)), {
     type: "send-group",
@@ -261,23 +243,7 @@ dbTest("a NUL character in a template variable is dropped: the whole merged batc
     const { team } = await testTeam(deps);
     await topUp(deps.sql, team.id, toMicros(1));
     await upsertTemplate(deps.sql, team.id, "sms", "hi", { body: "Hi {{name}}" });
-    const spec: SendSpec = {
-      trigger_id: crypto.randomUUID(),
-      job_id: "01JOB",
-      team_id: team.id,
-      sandbox: false,
-      trigger_type: "sms",
-      recipient_type: "direct_sms",
-      recipient: { type: "direct", address: "+14155550123" },
-      executions: [{
-        id: crypto.randomUUID(),
-        content: { channel: "sms", template_key: "hi", category: "transactional" },
-      }],
-      variables,
-      metadata: {},
-      created_at: Date.now(),
-      scheduled_for: null,
-    };
+    const spec = testSendSpec(team.id, { sandbox: false, variables }, "hi");
     await deps.kv.set(sendKeys.trigger(spec.trigger_id), newTriggerRecord(spec));
     sends.push(spec);
   }

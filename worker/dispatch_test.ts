@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { asJson } from "../shared/db.ts";
 import { sendKeys } from "../shared/sending/keys.ts";
 import { insertTriggers } from "../shared/sending/records.ts";
-import type { SendSpec } from "../shared/sending/spec.ts";
+import { testSendSpec } from "../shared/sending/testing.ts";
 import { newTriggerRecord, type TriggerRecord } from "../shared/sending/trigger_record.ts";
 import { dbTest, testDeps, testTeam } from "../shared/testing.ts";
 import type { DispatchState } from "./complete.ts";
@@ -28,11 +28,7 @@ dbTest("dispatch pages a fan-out into batches of 500, once, and the batches comp
     custom_fields: asJson({}),
   }));
   for (let i = 0; i < rows.length; i += 500) await deps.sql`insert into contacts ${deps.sql(rows.slice(i, i + 500))}`;
-  const spec: SendSpec = {
-    trigger_id: crypto.randomUUID(),
-    job_id: "01J",
-    team_id: team.id,
-    sandbox: true,
+  const spec = testSendSpec(team.id, {
     trigger_type: "email",
     recipient_type: "tag",
     recipient: { type: "tag", tags: ["all"] },
@@ -40,11 +36,7 @@ dbTest("dispatch pages a fan-out into batches of 500, once, and the batches comp
       id: crypto.randomUUID(),
       content: { channel: "email", subject: "S", html: "H", category: "transactional" },
     }],
-    variables: {},
-    metadata: {},
-    created_at: Date.now(),
-    scheduled_for: null,
-  };
+  });
   const executionId = spec.executions[0].id;
   await insertTriggers(deps.sql, [spec], "processing", Date.now());
   const state: DispatchState = {

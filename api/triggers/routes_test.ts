@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { MAX_ID_LENGTH } from "../../shared/http/schemas.ts";
 import { newUuidV7 } from "../../shared/sending/ids.ts";
 import { pendingSlot, sendKeys } from "../../shared/sending/keys.ts";
+import { testSendSpec } from "../../shared/sending/testing.ts";
 import { newTriggerRecord } from "../../shared/sending/trigger_record.ts";
 import { dbTest } from "../../shared/testing.ts";
 import { sendingFixture } from "../../worker/testing.ts";
@@ -94,23 +95,7 @@ dbTest("GET /triggers/{id} shows a trigger whose job the queue gave up on as fai
 dbTest("GET /triggers/{id} answers pending for a send the worker has not taken up yet", async () => {
   const f = await sendingFixture();
   const id = newUuidV7();
-  const record = newTriggerRecord({
-    trigger_id: id,
-    job_id: "01J",
-    team_id: f.team.id,
-    sandbox: true,
-    trigger_type: "sms",
-    recipient_type: "direct_sms",
-    recipient: { type: "direct", address: "+14155550123" },
-    executions: [{
-      id: crypto.randomUUID(),
-      content: { channel: "sms", template_key: "t", category: "transactional" },
-    }],
-    variables: {},
-    metadata: {},
-    created_at: Date.now(),
-    scheduled_for: null,
-  });
+  const record = newTriggerRecord(testSendSpec(f.team.id, { trigger_id: id }));
   await f.deps.kv.set(sendKeys.pendingPage(pendingSlot(Date.now()), id), [record]);
   const res = await (await f.get(`/api/v1/triggers/${id}`)).json();
   assert.equal(res.status, "pending");

@@ -2,30 +2,13 @@ import assert from "node:assert/strict";
 import { KvCommitter } from "../kv.ts";
 import { dbTest, testDeps, testTeam } from "../testing.ts";
 import { Acceptor, sendAcceptor } from "./acceptor.ts";
-import { newUuidV7 } from "./ids.ts";
 import type { SendSpec } from "./spec.ts";
+import { testSendSpec } from "./testing.ts";
 import { AcceptPressure, deferredJobs } from "./pressure.ts";
 import { findPendingRecord, newTriggerRecord } from "./trigger_record.ts";
 
 function spec(teamId: string, extra: Partial<SendSpec> = {}): SendSpec {
-  return {
-    trigger_id: newUuidV7(),
-    job_id: crypto.randomUUID(),
-    team_id: teamId,
-    sandbox: true,
-    trigger_type: "sms",
-    recipient_type: "direct_sms",
-    recipient: { type: "direct", address: "+14155550123" },
-    executions: [{
-      id: crypto.randomUUID(),
-      content: { channel: "sms", template_key: "t", category: "transactional" },
-    }],
-    variables: { note: "x".repeat(1_000) },
-    metadata: {},
-    created_at: Date.now(),
-    scheduled_for: null,
-    ...extra,
-  };
+  return testSendSpec(teamId, { variables: { note: "x".repeat(1_000) }, ...extra });
 }
 
 /** A KV of its own whose queue messages are collected, and a committer counting its commits. */
