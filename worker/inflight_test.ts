@@ -68,26 +68,75 @@ Deno.test("InflightJournal: finished jobs leave no entry, and a process never ta
   await close();
 });
 
-Deno.test("InflightJournal: a job ending while its entry is being written leaves no entry; one ending unwritten writes none", async () => {
-  const { kv, close } = await memoryKv();
-  const journal = new InflightJournal(kv, { flushMs: 1 });
-  const sets: number[] = [];
+/** Counts the entries the journal's commits set and delete; `failNext` makes the next commit throw. */
+function countingKv(kv: Deno.Kv) {
+  const counts = { sets: 0, deletes: 0, failNext: false };
   const atomic = kv.atomic.bind(kv);
   kv.atomic = () => {
     const op = atomic();
     const set = op.set.bind(op);
-    op.set = (...args) => (sets.push(1), set(...args));
+    const del = op.delete.bind(op);
+    const commit = op.commit.bind(op);
+    let sets = 0;
+    let deletes = 0;
+    op.set = (...args) => (sets++, set(...args));
+    op.delete = (...args) => (deletes++, del(...args));
+    op.commit = () => {
+      if (counts.failNext) {
+        counts.failNext = false;
+        return Promise.reject(new Error("commit refused"));
+      }
+      counts.sets += sets;
+      counts.deletes += deletes;
+      return commit();
+    };
     return op;
   };
-  // Ends in the same task as its start: the write that follows has nothing to set.
-  const quick = journal.track({ type: "dispatch", id: "quick" }, () => Promise.resolve());
-  // Ends while the write holding its entry is committing.
-  const slow = journal.track({ type: "dispatch", id: "slow" }, () => new Promise((r) => setTimeout(r, 0)));
-  await Promise.all([quick, slow]);
-  await journal.flush();
+  return counts;
+}
+
+Deno.test("InflightJournal: each job's entry is set once and deleted once, however starts and ends interleave", async () => {
+  const { kv, close } = await memoryKv();
+  const counts = countingKv(kv);
+  const journal = new InflightJournal(kv, { flushMs: 1 });
+  // Three jobs start in one task (one write); one ends at once, one while the other is still running.
+  const jobs = [0, 1, 5].map((ms, i) =>
+    journal.track({ type: "dispatch", id: `j${i}` }, () => new Promise((r) => setTimeout(r, ms)))
+  );
+  await Promise.all(jobs);
   await journal.flush();
   assert.deepEqual(await Array.fromAsync(kv.list({ prefix: ["worker_inflight"] })), []);
-  assert.ok(sets.length <= 2, `entries written: ${sets.length}`);
+  assert.equal(counts.sets, 3);
+  assert.equal(counts.deletes, 3);
+  journal.stop();
+  await close();
+});
+
+Deno.test("InflightJournal: a write KV refuses does not stop the job, and its entry is written by the next one", async () => {
+  const { kv, close } = await memoryKv();
+  const counts = countingKv(kv);
+  const journal = new InflightJournal(kv, { flushMs: 60_000 });
+  counts.failNext = true;
+  let release: (() => void) | undefined;
+  let started = false;
+  const running = journal.track({ type: "dispatch", id: "a" }, async () => {
+    started = true;
+    await new Promise<void>((r) => (release = r));
+  });
+  await until(() => release !== undefined);
+  assert.ok(started, "the job runs though its entry could not be written");
+  assert.equal((await Array.fromAsync(kv.list({ prefix: ["worker_inflight"] }))).length, 0);
+  await journal.flush();
+  assert.equal(
+    (await Array.fromAsync(kv.list({ prefix: ["worker_inflight"] }))).length,
+    1,
+    "written on the next write",
+  );
+  release!();
+  await running;
+  await journal.flush();
+  assert.deepEqual(await Array.fromAsync(kv.list({ prefix: ["worker_inflight"] })), []);
+  assert.equal(counts.sets, 1);
   journal.stop();
   await close();
 });
