@@ -1,3 +1,4 @@
+import { Buffer } from "node:buffer";
 import { timingSafeEqual as equalBuffers } from "node:crypto";
 import { otpHmac } from "./hmac.ts";
 
@@ -21,12 +22,8 @@ function mac(key: Uint8Array, sessionId: string, channel: string, code: string):
   return otpHmac.sha256(key, `${sessionId}\u0000${channel}\u0000${code}`);
 }
 
-function fromBase64(text: string): Uint8Array {
-  return Uint8Array.from(atob(text), (ch) => ch.charCodeAt(0));
-}
-
 function toBase64(bytes: Uint8Array): string {
-  return btoa(String.fromCharCode(...bytes));
+  return Buffer.from(bytes).toString("base64");
 }
 
 /** The stored form of a code: base64 HMAC-SHA-256 over (session, channel, code). */
@@ -51,6 +48,6 @@ export function codeMatches(
   stored: string | undefined,
 ): boolean {
   const computed = mac(key, sessionId, channel, code);
-  const equal = timingSafeEqual(computed, fromBase64(stored ?? NO_HASH));
+  const equal = timingSafeEqual(computed, Buffer.from(stored ?? NO_HASH, "base64"));
   return equal && stored !== undefined;
 }
