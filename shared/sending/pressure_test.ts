@@ -48,22 +48,31 @@ Deno.test("DeferredJobs counts the jobs not yet due, and forgets them once due w
 });
 
 Deno.test("holdDuringBurst() waits while the burst lasts, at most maxDelayMs, and not at all outside one", async () => {
-  const pressure = new AcceptPressure();
-  const d = { pressure, busyRate: 100, maxDelayMs: 300 };
-  let started = Date.now();
-  await holdDuringBurst(d, started);
-  assert.ok(Date.now() - started < 50, "no burst: no wait");
+  let rate = 0;
+  const pressure = { rate: () => rate } as unknown as AcceptPressure;
+  const d = { pressure, busyRate: 100, maxDelayMs: 200 };
+  /** True when the hold is over by the time a 0 ms timer fires (a hold that waits sleeps 50 ms at least). */
+  const overAtOnce = async (hold: Promise<void>) => {
+    let over = false;
+    hold.then(() => (over = true));
+    await new Promise((r) => setTimeout(r, 0));
+    const atOnce = over;
+    await hold;
+    return atOnce;
+  };
+  assert.equal(await overAtOnce(holdDuringBurst(d, Date.now())), true, "no burst: no wait");
+  rate = 1_000;
+  assert.equal(await overAtOnce(holdDuringBurst({ ...d, maxDelayMs: 0 }, Date.now())), true, "deferral off");
+  assert.equal(await overAtOnce(holdDuringBurst({ ...d, busyRate: 0 }, Date.now())), true, "deferral off");
 
-  pressure.note(Date.now(), 1_000);
-  started = Date.now();
-  await holdDuringBurst({ ...d, maxDelayMs: 0 }, started);
-  assert.ok(Date.now() - started < 50, "deferral off: no wait");
-  await holdDuringBurst(d, started);
-  assert.ok(Date.now() - started >= 250, "held up to maxDelayMs while the burst lasts");
+  const arrived = Date.now();
+  assert.equal(await overAtOnce(holdDuringBurst(d, arrived)), false, "a burst: held");
+  assert.ok(Date.now() - arrived >= d.maxDelayMs, "held until maxDelayMs while the burst lasts");
 
-  // The burst ends (nothing accepted for the 300 ms the rate looks back on) long before the maximum.
-  pressure.note(Date.now(), 1_000);
-  started = Date.now();
-  await holdDuringBurst({ ...d, maxDelayMs: 60_000 }, started);
-  assert.ok(Date.now() - started < 5_000, "released when the burst ends");
+  // The burst ends long before the maximum: the hold ends with it.
+  const ends = setTimeout(() => (rate = 0), 100);
+  const start = Date.now();
+  await holdDuringBurst({ ...d, maxDelayMs: 600_000 }, start);
+  clearTimeout(ends);
+  assert.equal(rate, 0, "released only once the burst ended");
 });
