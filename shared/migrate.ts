@@ -1,6 +1,8 @@
 import type { Sql } from "./db.ts";
 
 const MIGRATIONS_DIR = new URL("./migrations/", import.meta.url);
+/** Advisory lock of the migrations (the demo seed holds 72640014). */
+const MIGRATION_LOCK = 72640013;
 
 /** A numbered SQL file under shared/migrations. */
 interface Migration {
@@ -29,14 +31,19 @@ export async function readMigrations(): Promise<Migration[]> {
 export async function migrate(sql: Sql): Promise<number[]> {
   const migrations = await readMigrations();
   const applied: number[] = [];
-  await sql`create table if not exists schema_migrations (
-    version integer primary key,
-    name text not null,
-    applied_at timestamptz(3) not null default now()
-  )`;
+  // Under the lock too: two `create table if not exists` at once can both try to create it, and the
+  // second fails on Postgres's catalog (duplicate key in pg_type).
+  await sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK})`;
+    await tx`create table if not exists schema_migrations (
+      version integer primary key,
+      name text not null,
+      applied_at timestamptz(3) not null default now()
+    )`;
+  });
   for (const m of migrations) {
     await sql.begin(async (tx) => {
-      await tx`select pg_advisory_xact_lock(72640013)`;
+      await tx`select pg_advisory_xact_lock(${MIGRATION_LOCK})`;
       const [done] = await tx`select 1 from schema_migrations where version = ${m.version}`;
       if (done) return;
       await tx.unsafe(m.sql);
