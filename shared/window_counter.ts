@@ -1,4 +1,5 @@
 import { kvKeys } from "./kv.ts";
+import { log } from "./log.ts";
 
 /** The outcome of counting one hit. */
 export interface Hit {
@@ -65,6 +66,10 @@ export class WindowCounter {
       };
       created.loaded = this.#kv.get<number>(created.key).then((e) => {
         created.count += e.value ?? 0;
+      }, (err) => {
+        // Not kept: the next hit reads again rather than failing for the rest of the window.
+        if (this.#slots.get(id) === created) this.#slots.delete(id);
+        throw err;
       });
       slot = created;
       this.#slots.set(id, slot);
@@ -83,7 +88,11 @@ export class WindowCounter {
     if (this.#timer !== undefined) return;
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
-      this.flush();
+      this.flush().catch((err) => {
+        // The hits stay pending (only a commit that landed takes them): written by the next try.
+        log("warn", "counter hits not written to KV, will retry", { error: String(err) });
+        this.#schedule();
+      });
     }, this.#flushMs);
   }
 

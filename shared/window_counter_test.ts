@@ -1,0 +1,76 @@
+import assert from "node:assert/strict";
+import { kvKeys } from "./kv.ts";
+import { setLogLevel } from "./log.ts";
+import { WindowCounter } from "./window_counter.ts";
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * A real in-memory KV whose next `failures` calls of `method` (`get`, or `commit` of an atomic
+ * operation) throw what SQLite throws when another process holds the file.
+ */
+function failingKv(kv: Deno.Kv, method: "get" | "commit", failures: number): Deno.Kv {
+  let left = failures;
+  const locked = () => Promise.reject(new TypeError("database is locked"));
+  const bound = <T extends object>(target: T, prop: string | symbol) => {
+    const value = Reflect.get(target, prop);
+    return typeof value === "function" ? value.bind(target) : value;
+  };
+  return new Proxy(kv, {
+    get(target, prop) {
+      if (prop === "get" && method === "get") {
+        return (...args: Parameters<Deno.Kv["get"]>) => left-- > 0 ? locked() : target.get(...args);
+      }
+      if (prop === "atomic" && method === "commit") {
+        return () => {
+          const op = target.atomic();
+          return new Proxy(op, {
+            get: (o, p) => (p === "commit" ? () => (left-- > 0 ? locked() : o.commit()) : bound(o, p)),
+          });
+        };
+      }
+      return bound(target, prop);
+    },
+  });
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs = 2_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error("condition not met in time");
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+Deno.test("WindowCounter: hits whose write KV refuses are written by a later flush, and nothing crashes", async () => {
+  setLogLevel("silent");
+  const kv = await Deno.openKv(":memory:");
+  const counter = new WindowCounter(failingKv(kv, "commit", 2), { flushMs: 10 });
+  try {
+    const now = Date.now();
+    for (let i = 0; i < 3; i++) assert.equal((await counter.hit("api", "key-1", 10, HOUR_MS, now)).allowed, true);
+    const key = kvKeys.rateLimit("key-1", Math.floor(now / HOUR_MS));
+    // Two refused commits (each an unhandled rejection before), then the retry lands all three hits.
+    await until(async () => (await kv.get<number>(key)).value === 3);
+    assert.equal((await counter.hit("api", "key-1", 10, HOUR_MS, now)).remaining, 6);
+  } finally {
+    await counter.close();
+    kv.close();
+  }
+});
+
+Deno.test("WindowCounter: a window whose first read fails is read again by the next hit", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const now = Date.now();
+  const key = kvKeys.rateLimit("key-2", Math.floor(now / HOUR_MS));
+  await kv.set(key, 4);
+  const counter = new WindowCounter(failingKv(kv, "get", 1), { flushMs: 10 });
+  try {
+    await assert.rejects(counter.hit("api", "key-2", 10, HOUR_MS, now), /database is locked/);
+    // The stored 4 is read this time: this hit is the fifth.
+    assert.equal((await counter.hit("api", "key-2", 10, HOUR_MS, now)).remaining, 5);
+  } finally {
+    await counter.close();
+    kv.close();
+  }
+});
