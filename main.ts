@@ -22,12 +22,13 @@ import { idempotency } from "./shared/http/idempotency.ts";
 import { rateLimit } from "./shared/http/rate_limit.ts";
 import { log, setLogLevel } from "./shared/log.ts";
 import { waitForJobs } from "./shared/metrics.ts";
+import { ALL_ROLES, type Roles, singleRoleConfigOrExit } from "./shared/roles.ts";
 import { startRuntime } from "./shared/runtime.ts";
 import { ensureAdminToken, seedDemo } from "./shared/seed.ts";
 import { startWorker } from "./worker/queue.ts";
 
-/** The whole service (every role) as one Hono app. */
-export function createService(deps: Deps) {
+/** The HTTP face of `roles` as one Hono app (every role by default); health, metrics and docs in each. */
+export function createService(deps: Deps, roles: Roles = ALL_ROLES) {
   const app = createBaseApp();
   // The document is public: registered before the key check so that it answers first.
   app.doc31("/api/v1/openapi.json", {
@@ -43,12 +44,13 @@ export function createService(deps: Deps) {
   app.get("/docs", Scalar({ url: "/api/v1/openapi.json", pageTitle: "Messaging API reference" }));
   // Provider callbacks carry no API key (each is checked by its provider's signature): mounted before
   // the key check, like the document above, so that they answer first.
-  app.route("/api/v1/inbound", inboundRoutes(deps));
+  if (roles.api) app.route("/api/v1/inbound", inboundRoutes(deps));
   app.use("/api/v1/*", apiKeyAuth(deps, deps.keys), rateLimit(deps, deps.counter), idempotency(deps));
   app.route("/", systemRoutes(deps));
+  if (roles.otp) app.route("/api/v1/otp", otpRoutes(deps));
+  if (!roles.api) return app;
   app.route("/admin/v1", adminRoutes(deps));
   app.route("/api/v1/contacts", contactsRoutes(deps));
-  app.route("/api/v1/otp", otpRoutes(deps));
   app.route("/api/v1/workflows", workflowsRoutes(deps));
   app.route("/api/v1/events", eventsRoutes(deps));
   app.route("/api/v1/webhooks", webhooksRoutes(deps));
@@ -62,17 +64,23 @@ export function createService(deps: Deps) {
   return app;
 }
 
-async function main(): Promise<void> {
-  const config = ensureAdminToken(loadConfig());
-  setLogLevel(config.LOG_LEVEL);
+/**
+ * Runs `roles` in this process until SIGINT/SIGTERM: the HTTP roles behind one server, the worker
+ * on the KV queue. A process without every role is checked first (see singleRoleConfig).
+ */
+export async function serve(roles: Roles): Promise<void> {
+  const loaded = loadConfig();
+  setLogLevel(loaded.LOG_LEVEL);
+  const all = roles.api && roles.otp && roles.worker;
+  const config = ensureAdminToken(all ? loaded : singleRoleConfigOrExit(loaded, roles));
   const runtime = await startRuntime(config);
   await seedDemo(runtime.deps);
-  startWorker(runtime.deps);
-  const app = createService(runtime.deps);
+  if (roles.worker) startWorker(runtime.deps);
+  const app = createService(runtime.deps, roles);
   const server = Deno.serve({
     port: config.PORT,
     hostname: config.HOST,
-    onListen: ({ hostname, port }) => log("info", "listening", { url: `http://${hostname}:${port}` }),
+    onListen: ({ hostname, port }) => log("info", "listening", { url: `http://${hostname}:${port}`, roles }),
   }, app.fetch);
   // Graceful shutdown: stop accepting connections, let in-flight requests and queue jobs finish (up to
   // SHUTDOWN_TIMEOUT_MS in all), then close KV and the pool. A job cut off at the deadline stays in
@@ -97,4 +105,4 @@ async function main(): Promise<void> {
   Deno.addSignalListener("SIGTERM", shutdown);
 }
 
-if (import.meta.main) await main();
+if (import.meta.main) await serve(ALL_ROLES);

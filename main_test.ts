@@ -97,3 +97,22 @@ dbTest("a declared Content-Length decides: 0 with a JSON type counts as {}, over
   });
   assert.equal(big.status, 413);
 });
+
+dbTest("createService() mounts the roles asked for, each with health, metrics and the key check", async () => {
+  const deps = await testDeps();
+  const { keys } = await testTeam(deps);
+  const json = { "X-API-Key": keys.live, "content-type": "application/json" };
+  const api = createService(deps, { api: true, otp: false, worker: false });
+  const otp = createService(deps, { api: false, otp: true, worker: false });
+  for (const app of [api, otp]) {
+    assert.equal((await app.request("/healthz")).status, 200);
+    assert.equal((await app.request("/metrics")).status, 200);
+    assert.equal((await app.request("/api/v1/otp/send", { method: "POST", body: "{}" })).status, 401);
+  }
+  const otpSend = { method: "POST", headers: json, body: "{}" };
+  assert.equal((await api.request("/api/v1/otp/send", otpSend)).status, 404);
+  assert.equal((await otp.request("/api/v1/otp/send", otpSend)).status, 400);
+  assert.equal((await api.request("/api/v1/contacts", { headers: json })).status, 200);
+  assert.equal((await otp.request("/api/v1/contacts", { headers: json })).status, 404);
+  assert.equal((await otp.request("/admin/v1/teams", { method: "POST", headers: json, body: "{}" })).status, 404);
+});
