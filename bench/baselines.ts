@@ -9,6 +9,7 @@ import { parseConfig } from "../shared/config.ts";
 import { connectDatabase } from "../shared/db.ts";
 import { contactBody } from "../api/contacts/schemas.ts";
 import { createContact, findContact } from "../shared/contacts/queries.ts";
+import { KvCommitter } from "../shared/kv.ts";
 import { migrate } from "../shared/migrate.ts";
 import type { RequestSpec } from "./load.ts";
 
@@ -18,12 +19,16 @@ export const BASELINE_MODES = ["hono", "kv-set", "kv-enqueue", "pg-insert", "pg-
  * Servers that run the service's own contact queries (shared/contacts/queries.ts) and body
  * (contactBody) in a bare Hono handler (`--diagnose`): they split a scenario's gap to its baseline
  * into query cost (pg-select → contact-query-select) and framework cost (→ the service).
+ * `kv-enqueue-grouped` is the floor of the send path's design: a bare Hono handler whose one
+ * kv.enqueue goes through the service's group commit (KvCommitter), with no other work; the gap from
+ * it to a send is the cost of everything a send does besides its commit.
  */
-export const DIAGNOSTIC_MODES = ["contact-query-insert", "contact-query-select"] as const;
+export const DIAGNOSTIC_MODES = ["contact-query-insert", "contact-query-select", "kv-enqueue-grouped"] as const;
 /** The baseline each diagnostic server is compared with. */
 export const DIAGNOSTIC_OF: Record<typeof DIAGNOSTIC_MODES[number], typeof BASELINE_MODES[number]> = {
   "contact-query-insert": "pg-insert",
   "contact-query-select": "pg-select",
+  "kv-enqueue-grouped": "kv-enqueue",
 };
 /** A baseline or diagnostic server. */
 export type BaselineMode = typeof BASELINE_MODES[number] | typeof DIAGNOSTIC_MODES[number];
@@ -48,6 +53,7 @@ export const BASELINE_LABELS: Record<BaselineMode, string> = {
   "pg-select": "baseline: Hono + 1 SELECT by PK",
   "contact-query-insert": "diagnostic: Hono + createContact()",
   "contact-query-select": "diagnostic: Hono + findContact()",
+  "kv-enqueue-grouped": "diagnostic: Hono + 1 group-committed kv.enqueue",
 };
 
 /** The requests a baseline is driven with, in the same form (fixed list or factory) as its scenarios. */
@@ -59,6 +65,7 @@ export function baselineRequests(mode: BaselineMode, runId: string): RequestSpec
     case "kv-set":
       return (seq) => ({ method: "POST", path: "/kv", body: body(seq) });
     case "kv-enqueue":
+    case "kv-enqueue-grouped":
       return (seq) => ({ method: "POST", path: "/enqueue", body: body(seq) });
     case "pg-insert":
     case "contact-query-insert":
@@ -94,6 +101,16 @@ async function buildApp(mode: BaselineMode): Promise<{ app: Hono; close: () => P
         const body = await c.req.json();
         const res = await kv.enqueue(body);
         return c.json({ ok: res.ok }, 201);
+      });
+      return { app, close: () => Promise.resolve(kv.close()) };
+    }
+    case "kv-enqueue-grouped": {
+      const kv = await Deno.openKv(Deno.env.get("KV_PATH"));
+      const committer = new KvCommitter(kv);
+      app.post("/enqueue", async (c) => {
+        const body = await c.req.json();
+        await committer.commit((op) => op.enqueue(body));
+        return c.json({ ok: true }, 201);
       });
       return { app, close: () => Promise.resolve(kv.close()) };
     }

@@ -1,6 +1,6 @@
 /**
  * `deno task bench [--quick] [--only=<text>] [--connections=50,200] [--duration=5] [--env=KEY=VALUE …]
- *                  [--profile] [--diagnose] [--entry=<file>]` (see bench/README.md)
+ *                  [--profile] [--diagnose] [--entry=<file>] [--worker-process]` (see bench/README.md)
  *
  * Starts the baseline servers (bench/baselines.ts) and then the service (main.ts) on loopback, each in
  * its own process, drives them with autocannon, prints one markdown table and writes it as JSON to
@@ -190,6 +190,15 @@ async function main(): Promise<void> {
       ),
     ]);
     service = started;
+    // Started once the service has migrated the database: the worker alone on the same data.
+    if (options.workerProcess) {
+      await startServer({
+        name: "worker",
+        args: ["run", "-A", `--config=${root}deno.json`, `${root}worker/main.ts`],
+        env: serviceEnv,
+        logDir,
+      });
+    }
     for (const mode of modes) baselineServers.set(mode, baselines[processes.indexOf(serverOf(mode))]);
     progress(`service and ${processes.length} baseline servers ready`);
     const teamName = `bench-${runId}`;

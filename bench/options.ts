@@ -11,6 +11,11 @@ export interface Options {
   profile: boolean;
   /** The service's entry point (another composition, for experiments); default main.ts. */
   entry?: string;
+  /**
+   * Also run `worker/main.ts` as a process of its own beside the service, on the same database and KV
+   * (with `--entry=api/main.ts`: the roles split over two processes, see shared/roles.ts).
+   */
+  workerProcess: boolean;
   /** Also measure the diagnostic servers (the service's queries in a bare handler). */
   diagnose: boolean;
   /** Times each scenario alternates with its baseline at each connection count. */
@@ -37,6 +42,7 @@ export function parseArgs(args: string[]): Options {
     profile: args.includes("--profile"),
     diagnose: args.includes("--diagnose"),
     entry: value("entry"),
+    workerProcess: args.includes("--worker-process"),
     rounds: Math.max(1, Number(value("rounds") ?? 1)),
     serviceEnv,
   };

@@ -17,8 +17,8 @@ interface StartOptions {
   /** Arguments after `deno`. */
   args: string[];
   env: Record<string, string>;
-  /** Path answered with 2xx once the server is ready. */
-  readyPath: string;
+  /** Path answered with 2xx once the server is ready; none for a process that serves no HTTP. */
+  readyPath?: string;
   /** Folder for the process log. */
   logDir: string;
   timeoutMs?: number;
@@ -100,7 +100,7 @@ async function tail(path: string, lines = 30): Promise<string> {
   }
 }
 
-/** Starts `deno <args>` on loopback and waits until `readyPath` answers 2xx. */
+/** Starts `deno <args>` on loopback and waits until `readyPath` answers 2xx (no wait without one). */
 export async function startServer(options: StartOptions): Promise<ServerProcess> {
   const port = freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -153,6 +153,7 @@ export async function startServer(options: StartOptions): Promise<ServerProcess>
     },
   };
   running.add(server);
+  if (options.readyPath === undefined) return server;
 
   const deadline = Date.now() + (options.timeoutMs ?? 60_000);
   while (true) {
