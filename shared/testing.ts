@@ -1,4 +1,5 @@
 import type { Config } from "./config.ts";
+import type { Db } from "./db.ts";
 import { loadConfig } from "./config.ts";
 import type { Deps, Team } from "./deps.ts";
 import { setLogLevel } from "./log.ts";
@@ -64,4 +65,16 @@ export function jsonRequest(method: string, body?: unknown, headers: Record<stri
     headers: { "Content-Type": "application/json", ...headers },
     body: body === undefined ? undefined : JSON.stringify(body),
   };
+}
+
+/** `db`, counting the statements sent through it (tagged-template calls). */
+export function countingDb<D extends Db>(db: D): { db: D; statements: () => number } {
+  let statements = 0;
+  const proxy = new Proxy(db, {
+    apply(target, self, args) {
+      statements++;
+      return Reflect.apply(target as unknown as (...a: unknown[]) => unknown, self, args);
+    },
+  });
+  return { db: proxy, statements: () => statements };
 }

@@ -7,6 +7,7 @@ import { z } from "zod";
 import type { Db } from "./db.ts";
 import type { Deps } from "./deps.ts";
 import { log } from "./log.ts";
+import { TtlCache } from "./sending/cache.ts";
 import { newUlid } from "./sending/ids.ts";
 import { metrics } from "./metrics.ts";
 
@@ -65,22 +66,23 @@ interface EndpointSubscription {
   events: string[] | null;
 }
 
-/** Seconds a team's active endpoints are cached; create, change and delete invalidate at once. */
-const CACHE_MS = 5_000;
-const cache = new Map<string, { at: number; endpoints: EndpointSubscription[] }>();
+/**
+ * A team's active endpoints, cached 5 s (create, change and delete invalidate at once): concurrent
+ * emitters share one query, and the teams kept are bounded.
+ */
+const cache = new TtlCache<EndpointSubscription[]>(5_000, 10_000);
 
 /** Forgets the cached endpoints of a team (after its endpoints change). */
 export function invalidateEndpointCache(teamId: string): void {
   cache.delete(teamId);
 }
 
-async function activeEndpoints(db: Db, teamId: string): Promise<EndpointSubscription[]> {
-  const hit = cache.get(teamId);
-  if (hit && Date.now() - hit.at < CACHE_MS) return hit.endpoints;
-  const endpoints: EndpointSubscription[] = await db`
-    select id, events from webhook_endpoints where team_id = ${teamId} and is_active`;
-  cache.set(teamId, { at: Date.now(), endpoints });
-  return endpoints;
+function activeEndpoints(db: Db, teamId: string): Promise<EndpointSubscription[]> {
+  return cache.get(teamId, Date.now(), async () => {
+    const rows: EndpointSubscription[] = await db`
+      select id, events from webhook_endpoints where team_id = ${teamId} and is_active`;
+    return rows;
+  });
 }
 
 /** A new event envelope (`evt_` + ulid). */

@@ -1,20 +1,7 @@
 import assert from "node:assert/strict";
-import type { Db } from "../db.ts";
-import { dbTest, randomEmail, testDeps, testTeam } from "../testing.ts";
+import { countingDb, dbTest, randomEmail, testDeps, testTeam } from "../testing.ts";
 import { ContactFinder } from "./finder.ts";
 import { createContact } from "./queries.ts";
-
-/** The database, counting the statements sent through it. */
-function counting(db: Db): { db: Db; statements: () => number } {
-  let statements = 0;
-  const proxy = new Proxy(db, {
-    apply(target, self, args) {
-      statements++;
-      return Reflect.apply(target as unknown as (...a: unknown[]) => unknown, self, args);
-    },
-  });
-  return { db: proxy, statements: () => statements };
-}
 
 dbTest("ContactFinder answers concurrent look-ups of several teams right, in one query per team", async () => {
   const deps = await testDeps();
@@ -25,7 +12,7 @@ dbTest("ContactFinder answers concurrent look-ups of several teams right, in one
       (_, i) => createContact(deps.sql, i % 2 ? a.id : b.id, { email: randomEmail(), external_id: `ext-${i}` }),
     ),
   );
-  const { db, statements } = counting(deps.sql);
+  const { db, statements } = countingDb(deps.sql);
   const finder = new ContactFinder(db);
   const asked = Array.from({ length: 30 }, (_, i) => ({ team: i % 2 ? a.id : b.id, id: `ext-${i}` }));
   // Another team's id and an unknown id find nothing.
