@@ -20,7 +20,10 @@ export const ALL_ROLES: Roles = { api: true, otp: true, worker: true };
  *   not be opened by two, so the roles' processes could not share it. Throws otherwise.
  * - On a local KV file (not Deno Deploy's KV) queues do not cross processes by themselves: a worker
  *   process sees other processes' jobs because it ticks its own queue every second (worker/main.ts),
- *   and jobs wait up to about a second more than in one process. Logged as a warning.
+ *   and jobs wait up to about a second more than in one process. The processes also take turns on the
+ *   SQLite file's lock: the API alone beside a worker accepted half of what main.ts does, and some KV
+ *   commits failed with "database is locked" (README, "One process, or one role per process"). Logged
+ *   as a warning.
  * - Without the worker, burst deferral is off (`SEND_DEFER_RATE` 0): it exists to leave this process's
  *   CPU to accepting while its own worker waits, and here no worker shares the process.
  */
@@ -36,7 +39,9 @@ export function singleRoleConfig(config: Config, roles: Roles): Config {
     log(
       "warn",
       `${names} running without the other roles on a local KV file: queue jobs reach a worker process ` +
-        "only because it ticks its own queue every second (worker/main.ts); run main.ts for all roles in one process",
+        "only because it ticks its own queue every second (worker/main.ts), and processes writing one KV file " +
+        "take turns on its lock (under load, commits wait and some fail with 'database is locked'); " +
+        "run main.ts for all roles in one process",
       { kv_path: config.KV_PATH },
     );
   }
