@@ -79,8 +79,8 @@ const ConfigSchema = z.object({
   TRIGGER_RATE_LIMIT_ENTERPRISE: int(5_000),
   /**
    * While this process accepts more than SEND_DEFER_RATE sends and events a second, the group jobs it
-   * enqueues are delayed by the burst's age and its worker holds those that come due (each at most
-   * SEND_DEFER_MAX_MS), so that accepting keeps the CPU; 0 turns this off.
+   * accepts wait in the spool (shared/sending/spool.ts) and its worker holds them until the burst ends
+   * (each second's jobs at most SEND_DEFER_MAX_MS), so that accepting keeps the CPU; 0 turns this off.
    */
   SEND_DEFER_RATE: int(1_000),
   SEND_DEFER_MAX_MS: int(10_000),

@@ -1,5 +1,5 @@
 import { log } from "../shared/log.ts";
-import { JOB_BACKOFF_MS } from "../shared/sending/acceptor.ts";
+import { JOB_BACKOFF_MS } from "../shared/sending/jobs.ts";
 import { sendKeys } from "../shared/sending/keys.ts";
 import { countRecorded, maybeCompleteExecution, tally } from "./complete.ts";
 import { executionContext, specOf, type WorkerContext } from "./context.ts";

@@ -1,4 +1,4 @@
-import { JOB_BACKOFF_MS } from "../shared/sending/acceptor.ts";
+import { JOB_BACKOFF_MS } from "../shared/sending/jobs.ts";
 import { sendKeys } from "../shared/sending/keys.ts";
 import { type DispatchState, maybeCompleteExecution } from "./complete.ts";
 import type { WorkerContext } from "./context.ts";

@@ -3,6 +3,7 @@ import { log } from "../shared/log.ts";
 import { trackJob } from "../shared/metrics.ts";
 import { handleDeliverBatch } from "./batch.ts";
 import { holdDuringBurst } from "../shared/sending/pressure.ts";
+import { drainSpool, SPOOL_SLOT_MS, sweepSpool } from "../shared/sending/spool.ts";
 import { createWorkerContext, type WorkerContext } from "./context.ts";
 import { handleDispatch } from "./dispatch.ts";
 import { InflightJournal } from "./inflight.ts";
@@ -41,11 +42,29 @@ export function startWorker(deps: Deps): Worker {
   deps.kv.listenQueue(listener).catch((err) => {
     log("error", "queue listener stopped", { error: String(err) });
   });
+  // Spool pages their drain job missed (see spool.ts) are moved to the queue here.
+  const sweep = setInterval(() => {
+    sweepSpool(deps.kv, Date.now()).catch((err) => log("warn", "spool sweep failed", { error: String(err) }));
+  }, SPOOL_SWEEP_MS);
+  Deno.unrefTimer(sweep);
   return worker;
 }
 
+/** How often the worker looks for spool pages older than SPOOL_SWEEP_AGE_MS. */
+const SPOOL_SWEEP_MS = 10_000;
+
 function isTick(message: unknown): boolean {
   return (message as { type?: unknown } | null)?.type === "tick";
+}
+
+/** Runs a job taken from the spool as if the queue had delivered it; throws when it failed. */
+async function runSpooled(w: WorkerContext, message: unknown): Promise<void> {
+  const parsed = JobSchema.safeParse(message);
+  const job = parsed.success ? parsed.data : undefined;
+  if (job?.type !== "send-group" && job?.type !== "workflow-starts") {
+    throw new Error("Cannot run spooled job: not a group job");
+  }
+  await trackJob({ type: job.type, job_id: job.id }, () => runJob(w, job));
 }
 
 /** Parses a queue message and runs its job; a message that is no job is logged and dropped. */
@@ -91,6 +110,11 @@ export async function runJob(w: WorkerContext, job: Job): Promise<void> {
       return await w.deliveries.run(() => handleWorkflowStep(w, job));
     case "webhook-deliver":
       return await deliverWebhooks(w.deps, job);
+    case "spool-drain":
+      // The slot's jobs go to the queue once the burst is over (at most SEND_DEFER_MAX_MS after the slot).
+      await holdDuringBurst(w.defer, job.slot * SPOOL_SLOT_MS);
+      await drainSpool(w.deps.kv, job.slot, (spooled) => runSpooled(w, spooled));
+      return;
     default: {
       const unknown: never = job;
       throw new Error(`Cannot run job: unknown type ${(unknown as { type: string }).type}`);

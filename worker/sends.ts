@@ -1,5 +1,5 @@
 import { log } from "../shared/log.ts";
-import { JOB_BACKOFF_MS } from "../shared/sending/acceptor.ts";
+import { JOB_BACKOFF_MS } from "../shared/sending/jobs.ts";
 import type { SendGroupJob } from "../shared/sending/jobs.ts";
 import { sendKeys } from "../shared/sending/keys.ts";
 import { insertTriggers, loadSpec } from "../shared/sending/records.ts";

@@ -1,6 +1,7 @@
 import { asJson } from "../../shared/db.ts";
 import type { Deps } from "../../shared/deps.ts";
-import { Acceptor, JOB_BACKOFF_MS } from "../../shared/sending/acceptor.ts";
+import { Acceptor } from "../../shared/sending/acceptor.ts";
+import { JOB_BACKOFF_MS } from "../../shared/sending/jobs.ts";
 import { sendKeys } from "../../shared/sending/keys.ts";
 import { burstDeferral } from "../../shared/sending/pressure.ts";
 import type { TriggerRecord } from "../../shared/sending/trigger_record.ts";

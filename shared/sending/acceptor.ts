@@ -1,16 +1,14 @@
 import { Batcher } from "../batcher.ts";
 import type { Db } from "../db.ts";
 import type { KvCommitter } from "../kv.ts";
-import type { SendGroupJob, SendStoredJob } from "./jobs.ts";
+import { JOB_BACKOFF_MS, type SendGroupJob, type SendStoredJob } from "./jobs.ts";
 import { pendingSlot, sendKeys } from "./keys.ts";
-import { type BurstDeferral, burstDelay, deferredJobs } from "./pressure.ts";
+import { type BurstDeferral, inBurst } from "./pressure.ts";
+import { SPOOL_GRACE_MS, SPOOL_SLOT_MS, type SpoolDrainJob, spooled, spoolKeys, spoolSlot } from "./spool.ts";
 import { insertTriggers } from "./records.ts";
 import type { SendSpec } from "./spec.ts";
 import { newTriggerRecord, type TriggerRecord } from "./trigger_record.ts";
 import { uuidV7Time } from "./ids.ts";
-
-/** Retry delays of queue jobs (ms): the queue redelivers a job whose handler threw. */
-export const JOB_BACKOFF_MS = [1_000, 5_000, 15_000, 60_000, 300_000];
 
 /** What the Acceptor reads of an item (a send, a workflow start): its trigger and when it is due. */
 export interface AcceptItem {
@@ -28,7 +26,7 @@ export interface AcceptFlow<T extends AcceptItem> {
   groupJob(id: string, items: T[]): { type: string; id: string };
   /** Records an item that does not travel in a group job (scheduled, or too large) and enqueues it alone. */
   acceptStored(item: T, now: number): Promise<void>;
-  /** Counts accepted items and, in a burst of them, defers their group jobs (see burstDelay). */
+  /** Counts accepted items and, in a burst of them, spools their group jobs (see spool.ts). */
   deferral?: BurstDeferral;
 }
 
@@ -66,7 +64,8 @@ function newJobId(): string {
  * are written in one KV commit: the pending records of their triggers, filed in a few pages by the
  * time slot of the trigger ids (UUID v7), so that GET /triggers/{id} answers at once without a KV
  * key per item; and the items themselves as a few group jobs (each under KV's 64 KiB limit). Each
- * caller is answered only after the commit holding its item. No Postgres write on this path,
+ * caller is answered only after the commit holding its item. During a burst of accepts the group
+ * jobs are written to the spool instead of the queue (see spool.ts). No Postgres write on this path,
  * except for an item too large for a queue message and for scheduled ones, which the flow records
  * in Postgres (where GET /triggers/{id} finds them) and enqueues by trigger id, with the delay.
  */
@@ -74,6 +73,8 @@ export class Acceptor<T extends AcceptItem> {
   #committer: KvCommitter;
   #flow: AcceptFlow<T>;
   #groups: Batcher<Waiting<T>>;
+  /** Spool slots whose drain job this acceptor has committed. */
+  #drained = new Set<number>();
 
   constructor(committer: KvCommitter, flow: AcceptFlow<T>) {
     this.#committer = committer;
@@ -99,19 +100,35 @@ export class Acceptor<T extends AcceptItem> {
     const pages = pendingPages(group);
     const bytes = group.reduce((n, w) => n + w.bytes + 400, 0);
     const now = Date.now();
-    const delay = this.#flow.deferral ? burstDelay(this.#flow.deferral, now) : 0;
+    // In a burst the jobs go to the spool, and the first commit of each spool slot enqueues its drain.
+    const slot = this.#flow.deferral && inBurst(this.#flow.deferral, now) ? spoolSlot(now) : undefined;
+    const drain: SpoolDrainJob | undefined = slot !== undefined && !this.#drained.has(slot)
+      ? { type: "spool-drain", id: newJobId(), slot }
+      : undefined;
     await this.#committer.commit((op) => {
       for (const page of pages) op.set(page.key, page.records, { expireIn: PENDING_TTL_MS });
       for (const items of messages) {
         const job = this.#flow.groupJob(newJobId(), items);
-        op.enqueue(job, {
-          delay,
-          backoffSchedule: JOB_BACKOFF_MS,
-          keysIfUndelivered: [sendKeys.undelivered(items[0].trigger_id, job.id)],
-        });
+        const undelivered = sendKeys.undelivered(items[0].trigger_id, job.id);
+        if (slot !== undefined) op.set(spoolKeys.page(slot, job.id), { job, undelivered });
+        else op.enqueue(job, { backoffSchedule: JOB_BACKOFF_MS, keysIfUndelivered: [undelivered] });
       }
-    }, pages.length + messages.length + Math.ceil(bytes / 1024));
-    if (delay > 0) deferredJobs.add(now + delay, messages.length, now);
+      if (drain) {
+        const due = (drain.slot + 1) * SPOOL_SLOT_MS + SPOOL_GRACE_MS;
+        op.enqueue(drain, { delay: Math.max(0, due - now), backoffSchedule: JOB_BACKOFF_MS });
+      }
+    }, pages.length + messages.length + 1 + Math.ceil(bytes / 1024));
+    if (slot === undefined) return;
+    spooled.add(messages.length);
+    if (drain) this.#noteDrained(slot);
+  }
+
+  /** Remembers that `slot` has its drain job (the last minute's slots are kept). */
+  #noteDrained(slot: number): void {
+    this.#drained.add(slot);
+    if (this.#drained.size > 120) {
+      for (const s of this.#drained) if (s < slot - 60) this.#drained.delete(s);
+    }
   }
 }
 

@@ -4,7 +4,9 @@ import { dbTest, testDeps, testTeam } from "../testing.ts";
 import { Acceptor, sendAcceptor } from "./acceptor.ts";
 import type { SendSpec } from "./spec.ts";
 import { testSendSpec } from "./testing.ts";
-import { AcceptPressure, deferredJobs } from "./pressure.ts";
+import type { SendGroupJob } from "./jobs.ts";
+import { AcceptPressure } from "./pressure.ts";
+import { drainSpool, type SpoolDrainJob, spooled, spoolKeys, type SpoolPage, spoolSlot } from "./spool.ts";
 import { findPendingRecord, newTriggerRecord } from "./trigger_record.ts";
 
 function spec(teamId: string, extra: Partial<SendSpec> = {}): SendSpec {
@@ -78,7 +80,7 @@ dbTest("Acceptor records a scheduled or oversized send in Postgres and enqueues 
 });
 
 dbTest(
-  "Acceptor defers the group jobs of a burst in the queue (not handed to the worker at once) and counts them",
+  "Acceptor spools the group jobs of a burst, with one drain job a slot, and the drain enqueues them",
   async () => {
     const deps = await testDeps();
     const { team } = await testTeam(deps);
@@ -93,16 +95,39 @@ dbTest(
     const quiet = spec(team.id);
     await acceptor.accept(quiet, Date.now());
     await until(() => h.messages.length === 1);
-    const before = deferredJobs.waiting(Date.now());
-    // A burst: far over 10 sends a second (the 20 sends below alone are ≈ 66 a second over 300 ms).
-    pressure.note(Date.now(), 1_000);
-    const burst = Array.from({ length: 20 }, () => spec(team.id));
-    await Promise.all(burst.map((s) => acceptor.accept(s, Date.now())));
-    assert.ok(deferredJobs.waiting(Date.now()) > before, "counted as deferred");
-    await new Promise((r) => setTimeout(r, 300));
-    assert.equal(h.messages.length, 1, "the burst's jobs wait in the queue");
+    assert.equal(h.messages[0].type, "send-group", "outside a burst: enqueued at once");
+    const pagesBefore = spooled.pages;
+
+    // A burst: far over 10 sends a second. Accepted in one spool slot (retried until they fit in one).
+    let slot = 0;
+    let burst: SendSpec[] = [];
+    for (let tries = 0; tries < 5; tries++) {
+      pressure.note(Date.now(), 1_000);
+      slot = spoolSlot(Date.now());
+      burst = Array.from({ length: 20 }, () => spec(team.id));
+      const commitsBefore = h.commits();
+      await Promise.all(burst.map((s) => acceptor.accept(s, Date.now())));
+      if (spoolSlot(Date.now()) === slot && h.commits() > commitsBefore) break;
+    }
+    const pages = await Array.fromAsync(h.kv.list<SpoolPage>({ prefix: spoolKeys.slot(slot) }));
+    const spooledSends = pages.flatMap((p) => (p.value.job as SendGroupJob).sends.map((s) => s.trigger_id));
+    for (const s of burst) assert.ok(spooledSends.includes(s.trigger_id), "every send of the burst is spooled");
+    assert.ok(spooled.pages > pagesBefore, "counted in the gauge");
     for (const s of burst) assert.equal((await findPendingRecord(h.kv, s.trigger_id))?.status, "pending");
-    await until(() => h.messages.reduce((n, m) => n + (m.sends?.length ?? 0), 0) === 21);
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(h.messages.filter((m) => m.type === "send-group").length, 1, "no group job in the queue yet");
+
+    // The slot's one drain job comes due a second after the slot; moving the pages enqueues their jobs.
+    const drainsOf = () =>
+      (h.messages.filter((m) => m.type === "spool-drain") as unknown as SpoolDrainJob[]).filter((d) => d.slot === slot);
+    await until(() => drainsOf().length > 0);
+    assert.equal(drainsOf().length, 1, "one drain job for the slot");
+    assert.equal(await drainSpool(h.kv, slot), pages.length);
+    assert.equal(await drainSpool(h.kv, slot), 0, "moved once");
+    await until(() => h.messages.reduce((n, m) => n + (m.sends?.length ?? 0), 0) >= 21);
+    const delivered = h.messages.flatMap((m) => m.sends?.map((s) => s.trigger_id) ?? []);
+    for (const s of [quiet, ...burst]) assert.equal(delivered.filter((id) => id === s.trigger_id).length, 1);
+    assert.deepEqual(await Array.fromAsync(h.kv.list({ prefix: spoolKeys.slot(slot) })), []);
     h.kv.close();
   },
 );

@@ -1,6 +1,9 @@
 import { z } from "zod";
 import { SendSpecSchema } from "./spec.ts";
 
+/** Retry delays of queue jobs (ms): the queue redelivers a job whose handler threw. */
+export const JOB_BACKOFF_MS = [1_000, 5_000, 15_000, 60_000, 300_000];
+
 /** Sends accepted together (one group commit), delivered by the worker. */
 export const SendGroupJobSchema = z.object({
   type: z.literal("send-group"),

@@ -1,5 +1,6 @@
 import type { Config } from "../config.ts";
 import { registry } from "../metrics.ts";
+import { spooled } from "./spool.ts";
 
 /** Width of one counting bucket (ms) and how many recent buckets make the rate. */
 const BUCKET_MS = 100;
@@ -12,7 +13,6 @@ const BUCKETS = 3;
  */
 export class AcceptPressure {
   #buckets = new Map<number, number>();
-  #burstSince: number | undefined;
 
   /** Counts `n` sends accepted now. */
   note(now: number, n = 1): void {
@@ -30,28 +30,12 @@ export class AcceptPressure {
     for (let b = bucket - BUCKETS + 1; b <= bucket; b++) sum += this.#buckets.get(b) ?? 0;
     return (sum * 1000) / (BUCKETS * BUCKET_MS);
   }
-
-  /**
-   * How long (ms) the rate has stayed above `busyRate` as seen by the calls to this method, or
-   * undefined when it is not above it now (or `busyRate` is 0: never busy).
-   */
-  burstAge(now: number, busyRate: number): number | undefined {
-    if (busyRate <= 0 || this.rate(now) <= busyRate) {
-      this.#burstSince = undefined;
-      return undefined;
-    }
-    this.#burstSince ??= now;
-    return now - this.#burstSince;
-  }
 }
-
-/** The shortest delay of a job deferred during a burst (ms). */
-const MIN_BURST_DELAY_MS = 1_000;
 
 /**
  * When a process defers the jobs of a burst (the service's SEND_DEFER_RATE and SEND_DEFER_MAX_MS):
- * the accept path delays them in the queue (burstDelay), the worker holds those that come due
- * while the burst lasts (holdDuringBurst).
+ * the accept path spools them (spool.ts) and the worker holds the spool's drain jobs and any group
+ * job that comes due while the burst lasts (holdDuringBurst).
  */
 export interface BurstDeferral {
   pressure: AcceptPressure;
@@ -74,68 +58,20 @@ export function defersBursts(d: BurstDeferral): boolean {
 /** Waits while the process is in a burst, until at most `maxDelayMs` after `arrived` (ms since the epoch). */
 export async function holdDuringBurst(d: BurstDeferral, arrived: number): Promise<void> {
   if (!defersBursts(d)) return;
-  while (d.pressure.rate(Date.now()) > d.busyRate && Date.now() - arrived < d.maxDelayMs) {
+  while (inBurst(d, Date.now()) && Date.now() - arrived < d.maxDelayMs) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
-/**
- * The queue delay of a job accepted now: 0 outside a burst. In a burst that has lasted t ms the
- * job waits t (at least 1 s, at most `maxDelayMs`) in the queue, where it costs nothing, rather than
- * being handed to this process's worker while the accept path needs the CPU: a burst that has lasted
- * t is likely to last about as long again, and a short one delays its sends little.
- */
-export function burstDelay(d: BurstDeferral, now: number): number {
-  if (!defersBursts(d)) return 0;
-  const age = d.pressure.burstAge(now, d.busyRate);
-  return age === undefined ? 0 : Math.min(d.maxDelayMs, Math.max(MIN_BURST_DELAY_MS, age));
+/** True while this process accepts more than `d.busyRate` items a second (never when `d` defers nothing). */
+export function inBurst(d: BurstDeferral, now: number): boolean {
+  return defersBursts(d) && d.pressure.rate(now) > d.busyRate;
 }
-
-/** Width (ms) of the due-time buckets of DeferredJobs. */
-const DUE_BUCKET_MS = 100;
-
-/**
- * How many jobs this process deferred are not yet due, for the `queue_jobs_deferred` gauge. Counted
- * in 100 ms buckets of due time (a job counts until the end of its bucket), and forgotten once due
- * whether or not anyone reads the gauge: at most SEND_DEFER_MAX_MS / 100 ms buckets are kept.
- */
-export class DeferredJobs {
-  #buckets = new Map<number, number>();
-
-  /** Notes `count` jobs due at `dueAt` (ms since the epoch), deferred at `now`. */
-  add(dueAt: number, count: number, now: number): void {
-    const bucket = Math.ceil(dueAt / DUE_BUCKET_MS);
-    this.#buckets.set(bucket, (this.#buckets.get(bucket) ?? 0) + count);
-    this.#forget(now);
-  }
-
-  /** How many are not yet due at `now`. */
-  waiting(now: number): number {
-    this.#forget(now);
-    let sum = 0;
-    for (const count of this.#buckets.values()) sum += count;
-    return sum;
-  }
-
-  /** Buckets held now (bounded by the longest delay / 100 ms). */
-  get bucketsKept(): number {
-    return this.#buckets.size;
-  }
-
-  #forget(now: number): void {
-    for (const bucket of this.#buckets.keys()) {
-      if (bucket * DUE_BUCKET_MS <= now) this.#buckets.delete(bucket);
-    }
-  }
-}
-
-/** The deferred jobs of this process, on `/metrics` as `queue_jobs_deferred`. */
-export const deferredJobs = new DeferredJobs();
 
 registry.gauge(
   "queue_jobs_deferred",
-  "Group jobs this process enqueued with a delay during a burst of accepts, not yet due.",
-  () => deferredJobs.waiting(Date.now()),
+  "Group jobs this process spooled during a burst of accepts and has not yet moved to the queue.",
+  () => spooled.pages,
 );
 
 /** The pressure of this process (the API and the worker of one process share it). */

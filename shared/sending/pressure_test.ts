@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { AcceptPressure, burstDelay, DeferredJobs, holdDuringBurst } from "./pressure.ts";
+import { AcceptPressure, holdDuringBurst, inBurst } from "./pressure.ts";
 
 Deno.test("AcceptPressure.rate() counts the sends of the last 300 ms", () => {
   const p = new AcceptPressure();
@@ -10,41 +10,18 @@ Deno.test("AcceptPressure.rate() counts the sends of the last 300 ms", () => {
   assert.equal(p.rate(t + 650), 0);
 });
 
-Deno.test("burstDelay() is 0 outside a burst, then the burst's age, at least 1 s and at most the maximum", () => {
+Deno.test("inBurst() is true only above the busy rate, and never when deferral is off", () => {
   const pressure = new AcceptPressure();
   const d = { pressure, busyRate: 100, maxDelayMs: 5_000 };
-  let t = 2_000_000;
-  assert.equal(burstDelay(d, t), 0, "nothing accepted");
-  // 200 a second for 8 s: above the busy rate.
-  const accept = (ms: number) => {
-    for (const end = t + ms; t < end; t += 5) pressure.note(t);
-  };
-  accept(300);
-  assert.equal(burstDelay(d, t), 1_000, "a burst just seen waits the least");
-  accept(2_500);
-  assert.equal(burstDelay(d, t), 2_500);
-  accept(5_000);
-  assert.equal(burstDelay(d, t), 5_000, "never more than the maximum");
-  t += 1_000;
-  assert.equal(burstDelay(d, t), 0, "the burst is over");
-  accept(300);
-  assert.equal(burstDelay(d, t), 1_000, "a new burst starts from the least again");
-  assert.equal(burstDelay({ ...d, busyRate: 0 }, t), 0, "busy rate 0: never defers");
-  assert.equal(burstDelay({ ...d, maxDelayMs: 0 }, t), 0, "maximum 0: never defers");
-});
-
-Deno.test("DeferredJobs counts the jobs not yet due, and forgets them once due without being read", () => {
-  const jobs = new DeferredJobs();
-  jobs.add(1_000, 2, 0);
-  jobs.add(3_000, 1, 0);
-  assert.equal(jobs.waiting(500), 3);
-  assert.equal(jobs.waiting(1_000), 1);
-  assert.equal(jobs.waiting(3_000), 0);
-  // A long burst nobody watches: what is due is dropped as new jobs come.
-  for (let t = 10_000; t < 100_000; t += 10) jobs.add(t + 1_000, 1, t);
-  assert.ok(jobs.bucketsKept <= 11, `buckets kept: ${jobs.bucketsKept}`);
-  assert.ok(jobs.waiting(100_000) <= 100, `still counted: ${jobs.waiting(100_000)}`);
-  assert.equal(jobs.waiting(200_000), 0);
+  const t = 1_000_000;
+  assert.equal(inBurst(d, t), false, "nothing accepted");
+  pressure.note(t, 20);
+  assert.equal(inBurst(d, t), false, "≈ 67 a second: under the busy rate");
+  pressure.note(t, 100);
+  assert.equal(inBurst(d, t), true, "400 a second");
+  assert.equal(inBurst({ ...d, busyRate: 0 }, t), false, "busy rate 0: never");
+  assert.equal(inBurst({ ...d, maxDelayMs: 0 }, t), false, "maximum 0: never");
+  assert.equal(inBurst(d, t + 400), false, "the burst is over");
 });
 
 Deno.test("holdDuringBurst() waits while the burst lasts, at most maxDelayMs, and not at all outside one", async () => {

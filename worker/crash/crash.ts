@@ -17,7 +17,7 @@ import { parseConfig } from "../../shared/config.ts";
 import { connectDatabase } from "../../shared/db.ts";
 import { Api, fire, type Scenario, setUp } from "./scenario.ts";
 import { delay, freePort, ServiceProcess } from "./service.ts";
-import { allFinal, checkStoredData, checkThroughApi, jobsHandled, newestOutbox } from "./verify.ts";
+import { allFinal, checkStoredData, checkThroughApi, jobsHandled, newestOutbox, spooledPages } from "./verify.ts";
 
 const env = Deno.env.toObject();
 const SEED = Number(env.CRASH_SEED ?? 7);
@@ -111,6 +111,8 @@ async function main(): Promise<number> {
     OTP_TOKEN_SECRET: `crash-otp-${crypto.randomUUID()}`,
     DEMO_SEED: "0",
     LOG_LEVEL: "warn",
+    // The burst of direct sends (fired at once) goes through the spool: a burst is anything over 20 a second.
+    SEND_DEFER_RATE: "20",
     ...(database ? { DATABASE_URL: database.url } : {}),
   };
   const service = new ServiceProcess(serviceEnv, `${dir}/service.log`);
@@ -131,11 +133,15 @@ async function main(): Promise<number> {
     const fired = Date.now();
     const s: Scenario = {
       ...ids,
-      triggers: await fire(api, ids.apiKey, ids.workflowId),
+      ...await fire(api, ids.apiKey, ids.workflowId),
       topUpMicros: TOP_UP_USD * 1_000_000,
       size: SIZE,
     };
-    console.log(`fired: ${JSON.stringify(s.triggers)}`);
+    console.log(`fired: ${JSON.stringify(s.triggers)} and ${s.direct.length} direct emails`);
+    // The direct emails wait in the spool until their drain job comes due (a second after their slot).
+    const spooled = await spooledPages(service.baseUrl);
+    if (spooled === 0) problems.push("the burst of direct emails did not go through the spool");
+    else console.log(`${spooled} spool pages waiting after the burst`);
     for (let kill = 1; kill <= KILLS; kill++) {
       const wait = Math.round(100 + random() * 900);
       await delay(wait);

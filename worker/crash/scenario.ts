@@ -17,6 +17,11 @@ export interface Scenario {
   workflowId: string;
   /** The three sends: email to the bulk tag, the two-step workflow and the SMS to the workflow tag. */
   triggers: { email: string; workflow: string; sms: string };
+  /**
+   * A burst of direct emails fired with them (to directAddress(i)): the service runs with a low
+   * SEND_DEFER_RATE, so they are accepted into the burst spool and drained from it (spool.ts).
+   */
+  direct: string[];
   topUpMicros: number;
   size: ScenarioSize;
 }
@@ -132,9 +137,28 @@ export async function setUp(api: Api, size: ScenarioSize, topUpUsd: number) {
   return { teamId: team.id, apiKey: key, workflowId: workflow.id };
 }
 
-/** Fires the three sends at once; answers their trigger ids. */
-export async function fire(api: Api, key: string, workflowId: string): Promise<Scenario["triggers"]> {
+/** Direct emails in the scenario's burst. */
+export const DIRECT_SENDS = 100;
+
+/** The address of the i-th direct email. */
+export function directAddress(i: number): string {
+  return `direct-${i}@example.com`;
+}
+
+/** Fires the three sends and the burst of direct emails at once; answers their trigger ids. */
+export async function fire(
+  api: Api,
+  key: string,
+  workflowId: string,
+): Promise<Pick<Scenario, "triggers" | "direct">> {
   type Accepted = { trigger_id: string };
+  const direct = Promise.all(
+    Array.from({ length: DIRECT_SENDS }, (_, i) =>
+      api.call<Accepted>("POST", "/api/v1/messages/send", {
+        key,
+        body: { recipient_type: "direct_email", direct_email: directAddress(i), template_key: NAMES.bulkTemplate },
+      })),
+  );
   const [email, workflow, sms] = await Promise.all([
     api.call<Accepted>("POST", "/api/v1/messages/send", {
       key,
@@ -149,5 +173,8 @@ export async function fire(api: Api, key: string, workflowId: string): Promise<S
       body: { recipient_type: "tag", tag: [NAMES.workflowTag], template_key: NAMES.smsTemplate },
     }),
   ]);
-  return { email: email.trigger_id, workflow: workflow.trigger_id, sms: sms.trigger_id };
+  return {
+    triggers: { email: email.trigger_id, workflow: workflow.trigger_id, sms: sms.trigger_id },
+    direct: (await direct).map((a) => a.trigger_id),
+  };
 }

@@ -1,6 +1,6 @@
 /** The crash test's end checks: exactly one message per send, step and recipient; exact counters; an exact wallet. */
 import type { Db } from "../../shared/db.ts";
-import { type Api, contactOf, NAMES, type Scenario } from "./scenario.ts";
+import { type Api, contactOf, directAddress, NAMES, type Scenario } from "./scenario.ts";
 
 /** Price of one single-segment SMS (PRICE_SMS_SEGMENT, the default), in micro-dollars. */
 export const SMS_MICROS = 7_500;
@@ -35,13 +35,16 @@ function expectations(s: Scenario) {
         filtered: 2 * (wf - activeWf),
       },
       [s.triggers.sms]: { name: "sms tag send", total: wf, sent: activeWf, failed: 0, filtered: wf - activeWf },
+      ...Object.fromEntries(
+        s.direct.map((id, i) => [id, { name: `direct email ${i}`, total: 1, sent: 1, failed: 0, filtered: 0 }]),
+      ),
     },
   };
 }
 
 /** True when every trigger of the scenario is final (completed or failed). */
 export async function allFinal(api: Api, s: Scenario): Promise<boolean> {
-  for (const id of Object.values(s.triggers)) {
+  for (const id of [...Object.values(s.triggers), ...s.direct]) {
     const t = await api.call<TriggerAnswer>("GET", `/api/v1/triggers/${id}`, { key: s.apiKey });
     if (t.status !== "completed" && t.status !== "failed") return false;
   }
@@ -146,6 +149,7 @@ async function checkOutbox(db: Db, s: Scenario): Promise<string[]> {
     want.set(wantKey(s.triggers.workflow, c.email, NAMES.step2Subject), 1);
     want.set(wantKey(s.triggers.sms, c.phone, null), 1);
   }
+  s.direct.forEach((id, i) => want.set(wantKey(id, directAddress(i), NAMES.bulkSubject), 1));
   const rows = await db<{ trigger_id: string; to_address: string; subject: string | null; n: number }[]>`
     select trigger_id, to_address, subject, count(*)::int as n from outbox where team_id = ${s.teamId}
     group by trigger_id, to_address, subject`;
@@ -186,4 +190,10 @@ export async function jobsHandled(baseUrl: string): Promise<{ ok: number; error:
     else out.ok += Number(m[2]);
   }
   return out;
+}
+
+/** Spool pages the running service holds (the `queue_jobs_deferred` gauge of GET /metrics). */
+export async function spooledPages(baseUrl: string): Promise<number> {
+  const text = await (await fetch(`${baseUrl}/metrics`)).text();
+  return Number(/^queue_jobs_deferred (\d+)/m.exec(text)?.[1] ?? 0);
 }

@@ -1,4 +1,4 @@
-import { JOB_BACKOFF_MS } from "../../shared/sending/acceptor.ts";
+import { JOB_BACKOFF_MS } from "../../shared/sending/jobs.ts";
 import type { Deps } from "../../shared/deps.ts";
 import type { WorkflowStartStoredJob } from "../../shared/workflows/jobs.ts";
 import { queueDelay } from "../../shared/workflows/queue.ts";

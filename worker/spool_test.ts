@@ -1,0 +1,35 @@
+import assert from "node:assert/strict";
+import { acceptPressure } from "../shared/sending/pressure.ts";
+import { spooled } from "../shared/sending/spool.ts";
+import { dbTest } from "../shared/testing.ts";
+import { sendingFixture } from "./testing.ts";
+
+dbTest("sends accepted in a burst are spooled, then delivered once each when it ends", async () => {
+  const f = await sendingFixture();
+  await f.fund(10);
+  await f.template("sms", "burst", { body: "burst {{n}}" });
+  // A burst far over SEND_DEFER_RATE (1,000 a second): it lasts the 300 ms the rate is counted over.
+  acceptPressure.note(Date.now(), 100_000);
+  const phones = Array.from({ length: 5 }, (_, i) => `+1415555${String(1000 + i)}`);
+  const answers = await Promise.all(phones.map((phone, i) =>
+    f.send("/api/v1/sms/send", {
+      template_key: "burst",
+      recipient_type: "direct_sms",
+      direct_phone: phone,
+      variables: { n: i },
+    })
+  ));
+  for (const a of answers) assert.equal(a.status, 201, JSON.stringify(a.body));
+  assert.ok(spooled.pages > 0, "spooled, not enqueued");
+  const first = await (await f.get(`/api/v1/triggers/${answers[0].body.trigger_id}`)).json();
+  assert.equal(first.status, "pending");
+
+  for (const a of answers) {
+    const trigger = await f.waitForTrigger(a.body.trigger_id);
+    assert.equal(trigger.status, "completed");
+    assert.deepEqual(trigger.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
+    const rows = await f.deps.sql`select to_address, body from outbox where trigger_id = ${a.body.trigger_id}`;
+    assert.equal(rows.length, 1, "delivered once");
+  }
+  assert.equal(spooled.pages, 0, "every page moved");
+});
