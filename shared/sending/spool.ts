@@ -86,23 +86,32 @@ async function settle(
   return ok;
 }
 
+/** Pages one drain (or sweep) has in hand at once: bounds its memory; about one delivery pass of sends. */
+const PAGES_AT_ONCE = 64;
+
 /**
  * Takes each listed page off the spool: with `run`, its job runs here and the page is deleted once it
  * succeeded (a job that fails goes to the queue, for the queue's retries and undelivered key);
- * without, its job is enqueued. Answers how many pages this call took.
+ * without, its job is enqueued. At most PAGES_AT_ONCE pages at a time (the list is read as they
+ * finish). Answers how many pages this call took.
  */
 async function take(kv: Deno.Kv, pages: Deno.KvListIterator<SpoolPage>, run?: SpoolRunner): Promise<number> {
-  const taken: Promise<boolean>[] = [];
+  let taken = 0;
+  const inHand = new Set<Promise<void>>();
+  // A job that failed here is tried again from the queue, as its first retry would be.
+  const retry = { delay: JOB_BACKOFF_MS[0] };
   for await (const page of pages) {
-    if (!run) {
-      taken.push(settle(kv, page, { delay: 0 }));
-      continue;
-    }
-    // A job that failed here is tried again from the queue, as its first retry would be.
-    const retry = { delay: JOB_BACKOFF_MS[0] };
-    taken.push(run(page.value.job).then(() => settle(kv, page, undefined), () => settle(kv, page, retry)));
+    const settled = run
+      ? run(page.value.job).then(() => settle(kv, page, undefined), () => settle(kv, page, retry))
+      : settle(kv, page, { delay: 0 });
+    const done: Promise<void> = settled.then((ok) => {
+      if (ok) taken++;
+    }).finally(() => inHand.delete(done));
+    inHand.add(done);
+    if (inHand.size >= PAGES_AT_ONCE) await Promise.race(inHand);
   }
-  return (await Promise.all(taken)).filter(Boolean).length;
+  await Promise.all(inHand);
+  return taken;
 }
 
 /**
