@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { setLogLevel } from "../log.ts";
 import {
   drainSpool,
   SPOOL_SLOT_MS,
@@ -44,6 +45,7 @@ Deno.test("drainSpool() moves each page of its slot to the queue once, also when
 });
 
 Deno.test("sweepSpool() moves only pages older than the sweep age", async () => {
+  setLogLevel("silent");
   const { kv, messages } = await queueHarness();
   const now = Date.now();
   const old = spoolSlot(now - SPOOL_SWEEP_AGE_MS - SPOOL_SLOT_MS);
