@@ -33,3 +33,36 @@ dbTest("sends accepted in a burst are spooled, then delivered once each when it 
   }
   assert.equal(spooled.pages, 0, "every page moved");
 });
+
+dbTest("workflow starts accepted in a burst are spooled, then run once each when it ends", async () => {
+  const f = await sendingFixture();
+  await f.template("email", "spooled", { subject: "Spooled {{contact_first_name}}", html: "<p>hi</p>" });
+  const created = await f.post("/api/v1/workflows", {
+    name: `spool ${crypto.randomUUID().slice(0, 6)}`,
+    event_type: "spool_test",
+    steps: [{ step_order: 1, channel_type: "email", configuration: { template_id: "spooled", delay_minutes: 0 } }],
+  });
+  assert.equal(created.status, 201);
+  const workflow = await created.json();
+  const contacts = await Promise.all(Array.from({ length: 4 }, (_, i) => f.contact({ first_name: `C${i}` })));
+  acceptPressure.note(Date.now(), 100_000);
+  const before = spooled.pages;
+  const answers = await Promise.all(contacts.map((c) =>
+    f.send("/api/v1/workflows/trigger", {
+      workflow_id: workflow.id,
+      recipient_type: "contact",
+      contact_external_id: c.external_id,
+    })
+  ));
+  for (const a of answers) assert.equal(a.status, 201, JSON.stringify(a.body));
+  assert.ok(spooled.pages > before, "spooled, not enqueued");
+
+  for (const [i, a] of answers.entries()) {
+    const trigger = await f.waitForTrigger(a.body.trigger_id);
+    assert.equal(trigger.status, "completed");
+    assert.deepEqual(trigger.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
+    const rows = await f.deps.sql<{ to_address: string; subject: string }[]>`
+      select to_address, subject from outbox where trigger_id = ${a.body.trigger_id}`;
+    assert.deepEqual(rows.map((r) => [r.to_address, r.subject]), [[contacts[i].email, `Spooled C${i}`]]);
+  }
+});
