@@ -57,16 +57,6 @@ function isTick(message: unknown): boolean {
   return (message as { type?: unknown } | null)?.type === "tick";
 }
 
-/** Runs a job taken from the spool as if the queue had delivered it; throws when it failed. */
-async function runSpooled(w: WorkerContext, message: unknown): Promise<void> {
-  const parsed = JobSchema.safeParse(message);
-  const job = parsed.success ? parsed.data : undefined;
-  if (job?.type !== "send-group" && job?.type !== "workflow-starts") {
-    throw new Error("Cannot run spooled job: not a group job");
-  }
-  await trackJob({ type: job.type, job_id: job.id }, () => runJob(w, job));
-}
-
 /** Parses a queue message and runs its job; a message that is no job is logged and dropped. */
 export async function handleMessage(w: WorkerContext, message: unknown): Promise<void> {
   const parsed = JobSchema.safeParse(message);
@@ -111,9 +101,10 @@ export async function runJob(w: WorkerContext, job: Job): Promise<void> {
     case "webhook-deliver":
       return await deliverWebhooks(w.deps, job);
     case "spool-drain":
-      // The slot's jobs go to the queue once the burst is over (at most SEND_DEFER_MAX_MS after the slot).
+      // The slot's jobs run here, as the queue would hand them over, once the burst is over (at most
+      // SEND_DEFER_MAX_MS after the slot).
       await holdDuringBurst(w.defer, job.slot * SPOOL_SLOT_MS);
-      await drainSpool(w.deps.kv, job.slot, (spooled) => runSpooled(w, spooled));
+      await drainSpool(w.deps.kv, job.slot, (spooled) => handleMessage(w, spooled));
       return;
     default: {
       const unknown: never = job;
