@@ -18,6 +18,14 @@ export interface Worker {
   context: WorkerContext;
   /** The journal of running jobs, on a local KV file (see inflight.ts). */
   journal?: InflightJournal;
+  /** Stops the worker's timers (the queue listener ends when its KV closes). */
+  stop(): void;
+}
+
+/** How a worker is started. */
+export interface WorkerOptions {
+  /** How often the worker looks for spool pages older than SPOOL_SWEEP_AGE_MS (ms). */
+  spoolSweepMs?: number;
 }
 
 const workers = new WeakMap<Deno.Kv, Worker>();
@@ -26,13 +34,26 @@ const workers = new WeakMap<Deno.Kv, Worker>();
  * Starts the one queue listener of `deps.kv` (Deno KV allows one per database). Idempotent per KV
  * instance: the service and tests may both call it; the first call's deps serve every job.
  */
-export function startWorker(deps: Deps): Worker {
+export function startWorker(deps: Deps, options: WorkerOptions = {}): Worker {
   const running = workers.get(deps.kv);
   if (running) return running;
   const { KV_PATH, DENO_DEPLOYMENT_ID } = deps.config;
   // Only a local KV file keeps the jobs of a crashed process waiting (see inflight.ts).
   const journal = KV_PATH && KV_PATH !== ":memory:" && !DENO_DEPLOYMENT_ID ? new InflightJournal(deps.kv) : undefined;
-  const worker: Worker = { context: createWorkerContext(deps), journal };
+  // Spool pages their drain job missed (see spool.ts) are moved to the queue here.
+  const sweep = setInterval(() => {
+    sweepSpool(deps.kv, Date.now()).catch((err) => log("warn", "spool sweep failed", { error: String(err) }));
+  }, options.spoolSweepMs ?? SPOOL_SWEEP_MS);
+  Deno.unrefTimer(sweep);
+  const worker: Worker = {
+    context: createWorkerContext(deps),
+    journal,
+    stop() {
+      clearInterval(sweep);
+      journal?.stop();
+      workers.delete(deps.kv);
+    },
+  };
   workers.set(deps.kv, worker);
   journal?.start();
   const listener = (message: unknown) =>
@@ -42,11 +63,6 @@ export function startWorker(deps: Deps): Worker {
   deps.kv.listenQueue(listener).catch((err) => {
     log("error", "queue listener stopped", { error: String(err) });
   });
-  // Spool pages their drain job missed (see spool.ts) are moved to the queue here.
-  const sweep = setInterval(() => {
-    sweepSpool(deps.kv, Date.now()).catch((err) => log("warn", "spool sweep failed", { error: String(err) }));
-  }, SPOOL_SWEEP_MS);
-  Deno.unrefTimer(sweep);
   return worker;
 }
 

@@ -1,7 +1,12 @@
 import assert from "node:assert/strict";
+import { KvCommitter } from "../shared/kv.ts";
+import type { SendGroupJob } from "../shared/sending/jobs.ts";
+import { sendKeys } from "../shared/sending/keys.ts";
 import { acceptPressure } from "../shared/sending/pressure.ts";
-import { spooled } from "../shared/sending/spool.ts";
+import { SPOOL_SWEEP_AGE_MS, spooled, spoolKeys, spoolSlot } from "../shared/sending/spool.ts";
+import { testSendSpec } from "../shared/sending/testing.ts";
 import { dbTest } from "../shared/testing.ts";
+import { startWorker } from "./queue.ts";
 import { sendingFixture } from "./testing.ts";
 
 dbTest("sends accepted in a burst are spooled, then delivered once each when it ends", async () => {
@@ -64,5 +69,32 @@ dbTest("workflow starts accepted in a burst are spooled, then run once each when
     const rows = await f.deps.sql<{ to_address: string; subject: string }[]>`
       select to_address, subject from outbox where trigger_id = ${a.body.trigger_id}`;
     assert.deepEqual(rows.map((r) => [r.to_address, r.subject]), [[contacts[i].email, `Spooled C${i}`]]);
+  }
+});
+
+dbTest("the running worker's sweep delivers a spool page its drain job missed", async () => {
+  const f = await sendingFixture();
+  await f.template("sms", "swept", { body: "swept" });
+  // A worker of its own (on a KV of its own), sweeping every 50 ms instead of every 10 s.
+  const kv = await Deno.openKv(":memory:");
+  const deps = { ...f.deps, kv, committer: new KvCommitter(kv) };
+  const worker = startWorker(deps, { spoolSweepMs: 50 });
+  try {
+    const spec = testSendSpec(f.team.id, {}, "swept");
+    const job: SendGroupJob = { type: "send-group", id: crypto.randomUUID(), sends: [spec], attempt: 0 };
+    // Spooled over a minute ago, and no drain job for its second.
+    const key = spoolKeys.page(spoolSlot(Date.now() - SPOOL_SWEEP_AGE_MS - 2_000), job.id);
+    await kv.set(key, { job, undelivered: sendKeys.undelivered(spec.trigger_id, job.id) });
+
+    // Well before the default sweep's first run (10 s).
+    const deadline = Date.now() + 5_000;
+    while ((await f.outbox(spec.trigger_id)).length === 0 && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    assert.deepEqual((await f.outbox(spec.trigger_id)).map((m) => [m.to_address, m.body]), [["+14155550123", "swept"]]);
+    assert.equal((await kv.get(key)).versionstamp, null, "the page is gone");
+  } finally {
+    worker.stop();
+    kv.close();
   }
 });
