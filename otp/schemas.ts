@@ -64,11 +64,17 @@ const token = {
   token: z.string().min(1).max(2048).optional(),
 };
 
-function requireToken(body: { session_token?: string; token?: string }, ctx: z.core.$RefinementCtx): void {
-  if (!body.session_token && !body.token) {
+function requireToken(body: { session_token?: unknown; token?: unknown }, ctx: z.core.$RefinementCtx): void {
+  // A token given but wrong (empty, not a string) is reported by its own field's check.
+  if (body.session_token === undefined && body.token === undefined) {
     ctx.addIssue({ code: "custom", path: ["session_token"], message: "session_token should not be empty" });
   }
 }
+
+/** Runs requireToken also when another field is wrong, so one answer lists every problem. */
+const evenWithOtherIssues = {
+  when: (payload: z.core.ParsePayload) => typeof payload.value === "object" && payload.value !== null,
+};
 
 /** Body of `POST /otp/verify`: `token` is accepted for `session_token`. */
 export const VerifyBody = z.object({
@@ -77,10 +83,12 @@ export const VerifyBody = z.object({
     (otps) => Object.keys(otps).length > 0,
     "otps should not be empty",
   ).refine((otps) => Object.keys(otps).length <= 3, "otps must hold at most 3 channels"),
-}).superRefine(requireToken).openapi("OtpVerifyRequest");
+}).superRefine(requireToken, evenWithOtherIssues).openapi("OtpVerifyRequest");
 
 /** Body of `POST /otp/resend`. */
-export const ResendBody = z.object(token).superRefine(requireToken).openapi("OtpResendRequest");
+export const ResendBody = z.object(token).superRefine(requireToken, evenWithOtherIssues).openapi(
+  "OtpResendRequest",
+);
 
 const ChannelSent = z.object({ success: z.boolean(), message_id: z.string() });
 const ChannelResult = z.object({

@@ -40,6 +40,13 @@ dbTest("verify without a token or without otps is a 400 validation error", async
   const noOtps = await world.post("/verify", { session_token: token, otps: {} });
   assert.equal(noOtps.status, 400);
   assert.deepEqual((await noOtps.json()).message, ["otps should not be empty"]);
+  const neither = await world.post("/verify", {});
+  assert.equal(neither.status, 400);
+  assert.deepEqual(
+    [...(await neither.json()).message].sort(),
+    ["otps should not be empty", "session_token should not be empty"],
+    "one answer lists every problem",
+  );
 });
 
 dbTest("a wrong code is 400 'Invalid OTP' with verification_results and attempts_remaining", async () => {
