@@ -90,6 +90,9 @@ function fieldName(path: PropertyKey[]): string {
   return path.length === 0 ? "body" : path.map(String).join(".");
 }
 
+/** What a message calls zod's expected types where its own name is not plain English. */
+const TYPE_NAMES: Record<string, string> = { int: "integer", record: "object" };
+
 function article(type: string): string {
   return /^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`;
 }
@@ -115,7 +118,7 @@ export function describeIssue(issue: z.core.$ZodIssue, data?: unknown): string {
   switch (issue.code) {
     case "invalid_type":
       if (missing) return `${field} should not be empty`;
-      return `${field} must be ${article(issue.expected === "int" ? "integer" : issue.expected)}`;
+      return `${field} must be ${article(TYPE_NAMES[issue.expected] ?? issue.expected)}`;
     case "invalid_value":
       if (missing && issue.values.length > 1) return `${field} should not be empty`;
       return `${field} must be one of: ${issue.values.map(String).join(", ")}`;
@@ -128,12 +131,18 @@ export function describeIssue(issue: z.core.$ZodIssue, data?: unknown): string {
       if (issue.origin === "array" || issue.origin === "set") {
         return `${field} must contain at least ${issue.minimum} elements`;
       }
+      if (issue.inclusive === false) {
+        return Number(issue.minimum) === 0
+          ? `${field} must be a positive number`
+          : `${field} must be greater than ${issue.minimum}`;
+      }
       return `${field} must not be less than ${issue.minimum}`;
     case "too_big":
       if (issue.origin === "string") return `${field} must be at most ${issue.maximum} characters`;
       if (issue.origin === "array" || issue.origin === "set") {
         return `${field} must contain at most ${issue.maximum} elements`;
       }
+      if (issue.inclusive === false) return `${field} must be less than ${issue.maximum}`;
       return `${field} must not be greater than ${issue.maximum}`;
     case "invalid_format":
       if (issue.format === "email") return `${field} must be an email`;
@@ -163,6 +172,12 @@ export function validationError(error: z.core.$ZodError, data?: unknown): Valida
   if (error.issues.some((issue) => issue.message === UNSTORABLE_TEXT)) {
     return new ValidationError(UNSTORABLE_TEXT, "invalid_characters");
   }
-  const lines = [...new Set(error.issues.map((issue) => describeIssue(issue, data)))];
+  // A value of the wrong type is reported as such, not also for its size (zod 4 runs an array's
+  // `.max()` on a string given in its place).
+  const wrongType = new Set(error.issues.filter((i) => i.code === "invalid_type").map((i) => fieldName(i.path)));
+  const issues = error.issues.filter((i) =>
+    !((i.code === "too_big" || i.code === "too_small") && wrongType.has(fieldName(i.path)))
+  );
+  const lines = [...new Set(issues.map((issue) => describeIssue(issue, data)))];
   return new ValidationError(lines);
 }

@@ -18,6 +18,25 @@ Deno.test("validationError() tells a missing field from a wrong-typed one", () =
   assert.deepEqual(linesFor(schema, { title: "t", count: 1 }), ["kind should not be empty"]);
 });
 
+Deno.test("validationError() words exclusive bounds, objects and a wrong type as a reader would", () => {
+  const schema = z.object({
+    minutes: z.number().positive(),
+    ratio: z.number().gt(1).lt(5),
+    meta: z.record(z.string(), z.unknown()),
+    channels: z.array(z.string()).max(3),
+  });
+  assert.deepEqual(linesFor(schema, { minutes: 0, ratio: 1, meta: 5, channels: "email" }), [
+    "minutes must be a positive number",
+    "ratio must be greater than 1",
+    "meta must be an object",
+    "channels must be an array",
+  ]);
+  assert.deepEqual(linesFor(schema, { minutes: 1, ratio: 5, meta: {}, channels: ["a", "b", "c", "d"] }), [
+    "ratio must be less than 5",
+    "channels must contain at most 3 elements",
+  ]);
+});
+
 Deno.test("validationError() names nested fields and empty strings", () => {
   const schema = z.object({ items: z.array(z.object({ name: z.string().min(1) })) });
   assert.deepEqual(linesFor(schema, { items: [{ name: "" }] }), ["items.0.name should not be empty"]);
