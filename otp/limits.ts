@@ -34,7 +34,7 @@ export function clientIp(c: Context<AppEnv>, trustProxy: boolean): string {
 export async function limitIp(deps: Deps, teamId: string, ip: string, now: number): Promise<void> {
   const limit = deps.config.OTP_IP_LIMIT_PER_HOUR;
   if (limit === 0) return;
-  const hit = await deps.counter.hit("otp_ip", `${teamId}:${ip}`, limit, IP_WINDOW_MS, now);
+  const hit = await deps.counter.hitSliding("otp_ip", `${teamId}:${ip}`, limit, IP_WINDOW_MS, now);
   if (!hit.allowed) {
     throw new RateLimitError("Too many OTP requests from this IP address", (hit.resetAt - now) / 1000);
   }
@@ -55,7 +55,7 @@ export async function limitRecipients(
   if (limit === 0) return;
   for (const recipient of recipients) {
     const subject = `${teamId}:${recipient.toLowerCase()}`;
-    const hit = await deps.counter.hit("otp_recipient", subject, limit, RECIPIENT_WINDOW_MS, now);
+    const hit = await deps.counter.hitSliding("otp_recipient", subject, limit, RECIPIENT_WINDOW_MS, now);
     if (!hit.allowed) throw new RateLimitError(message, (hit.resetAt - now) / 1000);
   }
 }

@@ -15,6 +15,8 @@ export const kvKeys = {
   rateLimit: (keyId: string, window: number) => ["rate_limit", keyId, window] as const,
   /** A named fixed-window counter (OTP limits, trigger limits …). */
   limiter: (name: string, subject: string, window: number) => ["limiter", name, subject, window] as const,
+  /** The times of a subject's latest hits under a named sliding-window limit (OTP limits). */
+  slidingLimiter: (name: string, subject: string) => ["limiter_log", name, subject] as const,
   /** The stored first answer of an Idempotency-Key. */
   idempotency: (teamId: string, key: string) => ["idempotency", teamId, key] as const,
   /** OTP sessions of a team, and the index of its active (unfinished, unexpired) ones. */

@@ -74,3 +74,51 @@ Deno.test("WindowCounter: a window whose first read fails is read again by the n
     kv.close();
   }
 });
+
+Deno.test("WindowCounter.hitSliding(): never more than the limit in any window, also across a boundary", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const counter = new WindowCounter(kv);
+  const W = 300_000;
+  const t0 = Math.floor(Date.now() / W) * W + W - 2_000;
+  const hit = (at: number, subject = "r") => counter.hitSliding("t", subject, 3, W, at);
+  try {
+    assert.equal((await hit(t0)).allowed, true);
+    assert.equal((await hit(t0 + 1_000)).allowed, true);
+    const third = await hit(t0 + 2_000); // where a fixed 5-minute window would start again
+    assert.deepEqual(third, { allowed: true, limit: 3, remaining: 0, resetAt: t0 + W });
+    const refused = await hit(t0 + 3_000);
+    // Allowed again once the oldest hit leaves the window, not before.
+    assert.deepEqual(refused, { allowed: false, limit: 3, remaining: 0, resetAt: t0 + W });
+    assert.equal((await hit(t0 + W - 1)).allowed, false);
+    assert.equal((await hit(t0 + W)).allowed, true);
+    assert.equal((await hit(t0 + W + 1)).allowed, false, "the second hit is still in the window");
+    assert.equal((await hit(t0 + 3_000, "other")).allowed, true, "each subject is counted apart");
+  } finally {
+    await counter.close();
+    kv.close();
+  }
+});
+
+Deno.test("WindowCounter.hitSliding(): hits are kept in KV and merged with another process's", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const W = 60_000;
+  const t0 = Date.now();
+  const a = new WindowCounter(kv);
+  const b = new WindowCounter(kv);
+  try {
+    assert.equal((await a.hitSliding("t", "r", 3, W, t0)).allowed, true);
+    assert.equal((await b.hitSliding("t", "r", 3, W, t0 + 1)).allowed, true);
+    await a.flush();
+    await b.flush();
+    assert.deepEqual((await kv.get(kvKeys.slidingLimiter("t", "r"))).value, [t0, t0 + 1]);
+    // A third process reads both hits: one more is allowed, then none.
+    const c = new WindowCounter(kv);
+    assert.equal((await c.hitSliding("t", "r", 3, W, t0 + 2)).allowed, true);
+    assert.equal((await c.hitSliding("t", "r", 3, W, t0 + 3)).allowed, false);
+    await c.close();
+  } finally {
+    await a.close();
+    await b.close();
+    kv.close();
+  }
+});
