@@ -1,5 +1,6 @@
 import type { Db } from "./db.ts";
 import { toUsd } from "./money.ts";
+import { TtlCache } from "./ttl_cache.ts";
 
 /** One row of a team's wallet ledger. */
 export interface LedgerEntry {
@@ -10,6 +11,29 @@ export interface LedgerEntry {
   reference: string | null;
   description: string | null;
   created_at: Date;
+}
+
+/** How long a balance read for a send's pre-check is reused, when this process has not changed it since. */
+const RECENT_BALANCE_MS = 3_000;
+/** Balances by team id (ids are unique across databases, so one cache serves the process). */
+const recentBalances = new TtlCache<number>(RECENT_BALANCE_MS);
+
+/**
+ * The team's balance for a pre-check on a hot path (a send's 'Insufficient wallet balance'): read at
+ * most a few seconds ago, and read again after any change this process made (see balancesChanged).
+ * Only a change made by another process can go unseen, for at most RECENT_BALANCE_MS.
+ */
+export function recentBalance(db: Db, teamId: string, now: number): Promise<number> {
+  return recentBalances.get(teamId, now, () => balanceMicros(db, teamId));
+}
+
+/**
+ * Forgets the recent balances of `teamIds`. topUp, charge and refund call it; a caller that runs
+ * them in a transaction calls it again once the transaction has committed (a pre-check in between
+ * may have read the balance from before it).
+ */
+export function balancesChanged(teamIds: Iterable<string>): void {
+  for (const teamId of teamIds) recentBalances.delete(teamId);
 }
 
 /** The team's balance in micro-dollars. */
@@ -30,6 +54,7 @@ export async function topUp(db: Db, teamId: string, micros: number, description 
     insert into wallet_ledger (team_id, kind, amount_micros, balance_after_micros, description)
     select team_id, 'topup', ${micros}, balance_micros, ${description} from w
     returning balance_after_micros`;
+  balancesChanged([teamId]);
   return row.balance_after_micros;
 }
 
@@ -54,6 +79,7 @@ export async function charge(
     insert into wallet_ledger (team_id, kind, amount_micros, balance_after_micros, reference, description)
     select team_id, 'charge', ${-micros}, balance_micros, ${reference}, ${description} from w
     returning balance_after_micros`;
+  if (row) balancesChanged([teamId]);
   return row?.balance_after_micros;
 }
 
@@ -74,6 +100,7 @@ export async function refund(
     insert into wallet_ledger (team_id, kind, amount_micros, balance_after_micros, reference, description)
     select team_id, 'refund', ${micros}, balance_micros, ${reference}, ${description} from w
     returning balance_after_micros`;
+  balancesChanged([teamId]);
   return row.balance_after_micros;
 }
 

@@ -7,7 +7,7 @@ import { z } from "zod";
 import type { Db } from "./db.ts";
 import type { Deps } from "./deps.ts";
 import { log } from "./log.ts";
-import { TtlCache } from "./sending/cache.ts";
+import { TtlCache } from "./ttl_cache.ts";
 import { newUlid } from "./sending/ids.ts";
 import { metrics } from "./metrics.ts";
 

@@ -1,6 +1,6 @@
 import type { Deps } from "../shared/deps.ts";
 import type { Identity } from "../shared/identities.ts";
-import { TtlCache } from "../shared/sending/cache.ts";
+import { TtlCache } from "../shared/ttl_cache.ts";
 import { SendLookups } from "../shared/sending/lookups.ts";
 import { type BurstDeferral, burstDeferral } from "../shared/sending/pressure.ts";
 import { loadSpec } from "../shared/sending/records.ts";

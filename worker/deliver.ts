@@ -5,7 +5,7 @@ import { metrics } from "../shared/metrics.ts";
 import { OutboxProvider } from "../shared/providers/outbox.ts";
 import type { OutboundMessage, Provider } from "../shared/providers/types.ts";
 import { UNPAID_REASON } from "../shared/sending/pricing.ts";
-import { charge, refund } from "../shared/wallet.ts";
+import { balancesChanged, charge, refund } from "../shared/wallet.ts";
 import type { Prepared } from "./prepare.ts";
 import { emitMessageEvents, type MessageOutcome } from "./events.ts";
 import { sendAll, type ToSend } from "./handoff.ts";
@@ -67,6 +67,8 @@ export async function deliver(
       if (!(err instanceof Resume) || attempt >= 3) throw err;
     }
   }
+  // The charges have committed: the next pre-check reads the balance again.
+  balancesChanged(new Set(items.filter((p) => p.cost > 0 && !p.sandbox).map((p) => p.team_id)));
   const { statuses, toSend, resumed, decided } = recorded;
   const outcomes = await sendAll(toSend);
   let pending = 0;
@@ -107,6 +109,7 @@ export async function deliver(
       }
       for (const [teamId, tokens] of invalidTokens) await deleteDeviceTokens(tx, teamId, tokens);
     });
+    balancesChanged(refunds.keys());
   }
   await emitMessageEvents(deps, decided);
   return { statuses, pending, resumed };

@@ -238,6 +238,28 @@ dbTest("POST /sms/send answers the errors of the specification", async () => {
   assert.equal(past.body.message, "triggerAt must be a future date");
 });
 
+dbTest("POST /sms/send's wallet pre-check sees a top-up and a spent balance at once, not seconds later", async () => {
+  const f = await sendingFixture();
+  await f.template("sms", "hi", { body: "Hello" });
+  const direct = (n: number) => ({ template_key: "hi", recipient_type: "direct_sms", direct_phone: `+1415555${n}` });
+
+  assert.equal((await f.send("/api/v1/sms/send", direct(1001))).status, 400, "nothing in the wallet");
+  // Topped up through the admin API: the next send is accepted.
+  const topUp = await f.app.request(`/admin/v1/teams/${f.team.id}/wallet/topup`, {
+    method: "POST",
+    headers: { "Authorization": `Bearer ${f.deps.config.ADMIN_TOKEN}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ amount: 0.01 }),
+  });
+  assert.equal(topUp.status, 200);
+  const paid = await f.send("/api/v1/sms/send", direct(1002));
+  assert.equal(paid.status, 201, JSON.stringify(paid.body));
+  assert.equal((await f.waitForTrigger(paid.body.trigger_id)).status, "completed");
+  // That message left 0.0025: the next one is refused before it is queued.
+  const poor = await f.send("/api/v1/sms/send", direct(1003));
+  assert.equal(poor.status, 400, JSON.stringify(poor.body));
+  assert.equal(poor.body.message, "Insufficient wallet balance. Required: 0.0075, Available: 0.0025");
+});
+
 dbTest("POST /sms/send refuses a template that is not approved", async () => {
   const f = await sendingFixture();
   await f.fund(1);

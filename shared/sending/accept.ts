@@ -140,7 +140,10 @@ export async function contactOrThrow(deps: Deps, teamId: string, externalId: str
   return contact;
 }
 
-/** 400 when the wallet (as last read, a few seconds old at most) cannot pay `required` micro-dollars. */
+/**
+ * 400 when the wallet cannot pay `required` micro-dollars: the balance as this process last changed or
+ * read it (a change by another process shows within a few seconds; see recentBalance).
+ */
 export async function ensureAffordable(service: SendingService, teamId: string, required: number): Promise<void> {
   if (required <= 0) return;
   const available = await service.lookups.balance(teamId);

@@ -2,8 +2,8 @@ import type { Db } from "../db.ts";
 import { findIdentity, type Identity, isVerifiedSender } from "../identities.ts";
 import type { Channel } from "../providers/types.ts";
 import { findTemplate, type Template } from "../templates.ts";
-import { balanceMicros } from "../wallet.ts";
-import { TtlCache } from "./cache.ts";
+import { recentBalance } from "../wallet.ts";
+import { TtlCache } from "../ttl_cache.ts";
 
 /** How long a look-up is reused: a few seconds, so that a change made in the dashboard shows soon. */
 const TTL_MS = 3_000;
@@ -18,7 +18,6 @@ export class SendLookups {
   #templates = new TtlCache<Template | undefined>(TTL_MS);
   #identities = new TtlCache<Identity | undefined>(TTL_MS);
   #domains = new TtlCache<boolean>(TTL_MS);
-  #balances = new TtlCache<number>(TTL_MS);
 
   constructor(db: Db, now: () => number) {
     this.#db = db;
@@ -49,8 +48,8 @@ export class SendLookups {
     return this.#domains.get(`${teamId}\0${domain}`, this.#now(), () => isVerifiedSender(this.#db, teamId, address));
   }
 
-  /** The team's wallet balance in micro-dollars (a few seconds old at most). */
+  /** The team's wallet balance in micro-dollars (see recentBalance). */
   balance(teamId: string): Promise<number> {
-    return this.#balances.get(teamId, this.#now(), () => balanceMicros(this.#db, teamId));
+    return recentBalance(this.#db, teamId, this.#now());
   }
 }

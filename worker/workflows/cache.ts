@@ -1,4 +1,4 @@
-import { TtlCache } from "../../shared/sending/cache.ts";
+import { TtlCache } from "../../shared/ttl_cache.ts";
 import { type Workflow, workflowById, workflowsForEvent } from "../../shared/workflows/definitions.ts";
 import type { WorkerContext } from "../context.ts";
 import { loadRuns } from "./queries.ts";
