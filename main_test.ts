@@ -63,6 +63,19 @@ dbTest("a JSON content type with an empty body counts as {}, malformed JSON is 4
   const malformed = await app.request("/api/v1/contacts", { method: "POST", headers: headers(), body: "{nope" });
   assert.equal(malformed.status, 400);
   assert.equal((await malformed.json()).message, "Invalid JSON body");
+  // A body declared as something else (curl -d sends application/x-www-form-urlencoded).
+  const form = await app.request("/api/v1/contacts", {
+    method: "POST",
+    headers: { ...headers(), "Content-Type": "application/x-www-form-urlencoded" },
+    body: JSON.stringify({ email: "form@example.com" }),
+  });
+  assert.equal(form.status, 415);
+  assert.deepEqual(await form.json(), {
+    statusCode: 415,
+    message: "Content-Type must be application/json",
+    error: "Unsupported Media Type",
+    code: "unsupported_media_type",
+  });
 });
 
 dbTest("a body over 1 MiB is 413", async () => {

@@ -30,6 +30,10 @@ export function handleError(err: Error, c: Context<AppEnv>): Response {
   if (err instanceof AppError) return errorResponse(c, err);
   if (err instanceof HTTPException) {
     const status = err.status;
+    if (status === 415) {
+      // The route validator's answer to a body not declared as JSON (curl -d sends a form type).
+      return errorResponse(c, new AppError(415, "unsupported_media_type", "Content-Type must be application/json"));
+    }
     const message = status === 400 && /json/i.test(err.message)
       ? "Invalid JSON body"
       : err.message || reasonPhrase(status);
