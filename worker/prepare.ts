@@ -1,5 +1,6 @@
 import { newUlid } from "../shared/sending/ids.ts";
 import type { Config } from "../shared/config.ts";
+import { DEFAULT_PLATFORM, PUSH_ACTION_LIMITS } from "../shared/contacts/device_tokens.ts";
 import type { Identity } from "../shared/identities.ts";
 import { countryOfE164, isE164 } from "../shared/phone.ts";
 import type { Channel, OutboundMessage } from "../shared/providers/types.ts";
@@ -51,8 +52,6 @@ export interface ExecutionContext {
   /** Variables named by the templates that had no value (logged once per batch). */
   missing: Set<string>;
 }
-
-const ACTION_LIMITS = { android: 3, ios: 4, web: 2 } as const;
 
 /** The preference category a content is sent under. */
 export function categoryOf(content: Content): "transactional" | "promotional" {
@@ -195,7 +194,7 @@ async function complete(
       message.platform = platform;
       message.imageUrl = content.image_url;
       message.clickAction = content.click_action;
-      message.actions = content.actions?.slice(0, ACTION_LIMITS[platform ?? "android"]);
+      message.actions = content.actions?.slice(0, PUSH_ACTION_LIMITS[platform ?? DEFAULT_PLATFORM]);
       message.data = stringValues(content.custom_data);
       message.priority = content.category === "promotional" ? "normal" : "high";
       break;

@@ -1,4 +1,4 @@
-import { isValidDeviceToken } from "../../shared/contacts/device_tokens.ts";
+import { DEFAULT_PLATFORM, isValidDeviceToken, PUSH_ACTION_LIMITS } from "../../shared/contacts/device_tokens.ts";
 import type { Deps } from "../../shared/deps.ts";
 import { NotFoundError, ValidationError } from "../../shared/errors.ts";
 import { newRouter } from "../../shared/http/app.ts";
@@ -9,7 +9,8 @@ import { addExecutionRoutes } from "../triggers/execution_routes.ts";
 import { hasPushTokens } from "./queries.ts";
 import { PushSendBody } from "./schemas.ts";
 
-const ACTION_LIMITS = { android: 3, ios: 4, web: 2 } as const;
+/** The most actions any platform shows: a send to contacts reaches devices of every platform. */
+const MOST_ACTIONS = Math.max(...Object.values(PUSH_ACTION_LIMITS));
 
 /** Push sends and the push execution views, under /api/v1/push. */
 export function pushRoutes(deps: Deps) {
@@ -29,7 +30,13 @@ export function pushRoutes(deps: Deps) {
         ];
         if (missing.length > 0) throw new ValidationError(missing);
       }
-      const limit = ACTION_LIMITS[body.direct_platform ?? "ios"];
+      // A device token given alone is checked as one of its platform; a send to contacts is cut to
+      // each device's platform as it is delivered.
+      const limit = body.recipient_type === "direct_push"
+        ? PUSH_ACTION_LIMITS[body.direct_platform ?? DEFAULT_PLATFORM]
+        : body.direct_platform
+        ? PUSH_ACTION_LIMITS[body.direct_platform]
+        : MOST_ACTIONS;
       if (body.actions && body.actions.length > limit) {
         throw new ValidationError([`actions must contain at most ${limit} elements`]);
       }
@@ -42,7 +49,7 @@ export function pushRoutes(deps: Deps) {
       const { recipient } = await sendRecipient(deps, team.id, body, () => {
         const token = body.direct_device_token;
         if (!token) throw required("direct_device_token");
-        if (!isValidDeviceToken(token, body.direct_platform ?? "android")) {
+        if (!isValidDeviceToken(token, body.direct_platform ?? DEFAULT_PLATFORM)) {
           throw new ValidationError("Invalid device token format", "invalid_device_token", {
             details: { field: "direct_device_token", code: "invalid_format" },
           });

@@ -121,6 +121,16 @@ dbTest("POST /push/send answers the errors of the specification", async () => {
     actions,
   });
   assert.deepEqual(tooMany.body.message, ["actions must contain at most 2 elements"]);
+  // A token without a platform is an Android (FCM) token: its 3 actions at most, as its format.
+  const four = [...actions, { title: "A3", action: "a3" }];
+  const noPlatform = await send({
+    recipient_type: "direct_push",
+    direct_device_token: ANDROID,
+    title: "T",
+    body: "B",
+    actions: four,
+  });
+  assert.deepEqual(noPlatform.body.message, ["actions must contain at most 3 elements"]);
   const noTemplate = await send({ recipient_type: "direct_push", direct_device_token: ANDROID, template_key: "x" });
   assert.equal(noTemplate.body.message, "Template 'x' not found for team");
 });

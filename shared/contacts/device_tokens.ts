@@ -4,6 +4,12 @@ import type { ContactRow } from "./queries.ts";
 /** A push platform. */
 export type Platform = "android" | "ios" | "web";
 
+/** The platform of a token given without one: FCM's tokens serve Android (and the web). */
+export const DEFAULT_PLATFORM: Platform = "android";
+
+/** The most actions a notification shows on each platform (the specification's push send). */
+export const PUSH_ACTION_LIMITS: Record<Platform, number> = { android: 3, ios: 4, web: 2 };
+
 /** A device registered for push. */
 export interface DeviceTokenRow {
   id: string;
