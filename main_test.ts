@@ -78,6 +78,44 @@ dbTest("a JSON content type with an empty body counts as {}, malformed JSON is 4
   });
 });
 
+dbTest("a body nested deeper than 32 levels is 400 on every route, before it reaches Postgres", async () => {
+  const deps = await testDeps();
+  const app = createService(deps);
+  const { keys } = await testTeam(deps);
+  const post = (path: string, body: string) =>
+    app.request(path, {
+      method: "POST",
+      headers: { "X-API-Key": keys.live, "Content-Type": "application/json" },
+      body,
+    });
+  const nested = (n: number) => `${"[".repeat(n)}${"]".repeat(n)}`;
+  // 10,000 levels in a jsonb column overflowed Postgres's stack (a 500, and a wedged embedded Postgres).
+  // The body, custom_fields and 30 arrays: 32 levels.
+  const ok = await post("/api/v1/contacts", `{"email":"deep30@example.com","custom_fields":{"a":${nested(30)}}}`);
+  assert.equal(ok.status, 201);
+  for (const depth of [31, 10_000]) {
+    const res = await post(
+      "/api/v1/contacts",
+      `{"email":"deep${depth}@example.com","custom_fields":{"a":${nested(depth)}}}`,
+    );
+    assert.equal(res.status, 400);
+    assert.deepEqual(await res.json(), {
+      statusCode: 400,
+      message: "Request body must not be nested more than 32 levels deep",
+      error: "Bad Request",
+      code: "body_too_deep",
+    });
+  }
+  const send = await post(
+    "/api/v1/sms/send",
+    `{"template_key":"t","recipient_type":"direct_sms","direct_phone":"+14155550123","variables":{"v":${nested(50)}}}`,
+  );
+  assert.equal(send.status, 400);
+  assert.equal((await send.json()).code, "body_too_deep");
+  // The service still answers.
+  assert.equal((await post("/api/v1/contacts", `{"email":"after@example.com"}`)).status, 201);
+});
+
 dbTest("a body over 1 MiB is 413", async () => {
   const deps = await testDeps();
   const app = createService(deps);

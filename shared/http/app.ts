@@ -1,11 +1,11 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { AppError, reasonPhrase, shapeA, shapeB } from "../errors.ts";
+import { AppError, reasonPhrase, shapeA, shapeB, ValidationError } from "../errors.ts";
 import { log } from "../log.ts";
 import { recordRequest } from "../metrics.ts";
 import type { AppEnv } from "./env.ts";
-import { UNSTORABLE_TEXT, validationError } from "./validation.ts";
+import { MAX_BODY_DEPTH, nestedDeeperThan, TOO_DEEP, UNSTORABLE_TEXT, validationError } from "./validation.ts";
 
 /** Largest request body accepted (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -15,6 +15,9 @@ export function newRouter(): OpenAPIHono<AppEnv> {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) throw validationError(result.error, (result as { data?: unknown }).data);
+      if (result.target === "json" && nestedDeeperThan(result.data, MAX_BODY_DEPTH)) {
+        throw new ValidationError(TOO_DEEP, "body_too_deep");
+      }
     },
   });
 }

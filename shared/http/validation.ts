@@ -73,6 +73,28 @@ export function unstorablePath(value: unknown): PropertyKey[] | undefined {
 }
 
 /**
+ * How deep a request body may nest (objects and arrays). Far beyond any body of the interface, and
+ * far below what breaks Postgres: a jsonb value some thousands of levels deep exceeds its stack
+ * depth, and the embedded Postgres does not recover from that.
+ */
+export const MAX_BODY_DEPTH = 32;
+
+/** The answer to a body nested deeper than MAX_BODY_DEPTH. */
+export const TOO_DEEP = `Request body must not be nested more than ${MAX_BODY_DEPTH} levels deep`;
+
+/** True when objects and arrays in `value` nest more than `max` levels deep (walked without recursion). */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  while (stack.length > 0) {
+    const { value: v, depth } = stack.pop()!;
+    if (v === null || typeof v !== "object") continue;
+    if (depth >= max) return true;
+    for (const item of Array.isArray(v) ? v : Object.values(v)) stack.push({ value: item, depth: depth + 1 });
+  }
+  return false;
+}
+
+/**
  * The schema, refusing a value that holds a string (at any depth, keys included) Postgres could
  * not store: 400 UNSTORABLE_TEXT (code `invalid_characters`) at validation time, rather than an
  * accepted request whose text is dropped or refused later. Runs once the rest of the schema passed.
