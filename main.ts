@@ -17,7 +17,7 @@ import { otpRoutes } from "./otp/routes.ts";
 import { loadConfig } from "./shared/config.ts";
 import type { Deps } from "./shared/deps.ts";
 import { createBaseApp } from "./shared/http/app.ts";
-import { apiKeyAuth } from "./shared/http/auth.ts";
+import { apiKeyAuth, keyScope } from "./shared/http/auth.ts";
 import { idempotency } from "./shared/http/idempotency.ts";
 import { rateLimit } from "./shared/http/rate_limit.ts";
 import { log, setLogLevel } from "./shared/log.ts";
@@ -45,7 +45,13 @@ export function createService(deps: Deps, roles: Roles = ALL_ROLES) {
   // Provider callbacks carry no API key (each is checked by its provider's signature): mounted before
   // the key check, like the document above, so that they answer first.
   if (roles.api) app.route("/api/v1/inbound", inboundRoutes(deps));
-  app.use("/api/v1/*", apiKeyAuth(deps, deps.keys), rateLimit(deps, deps.counter), idempotency(deps));
+  app.use(
+    "/api/v1/*",
+    apiKeyAuth(deps, deps.keys),
+    rateLimit(deps, deps.counter),
+    keyScope(),
+    idempotency(deps),
+  );
   app.route("/", systemRoutes(deps));
   if (roles.otp) app.route("/api/v1/otp", otpRoutes(deps));
   if (!roles.api) return app;

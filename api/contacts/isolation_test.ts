@@ -111,6 +111,9 @@ dbTest("a publishable key gets 403 'Insufficient permissions' outside create and
       error: "Forbidden",
       code: "insufficient_permissions",
     });
+    // Counted against the key's hourly limit like any of its requests, with the headers to show it.
+    assert.ok(Number(res.headers.get("x-ratelimit-limit")) > 0, "X-RateLimit-Limit");
+    assert.ok(res.headers.get("x-ratelimit-remaining"), "X-RateLimit-Remaining");
   }
   assert.deepEqual((await call("GET", `/${c.id}`)).body, c);
   const allowed = await publishable("GET", `/external/${c.external_id}/preferences`);

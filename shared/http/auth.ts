@@ -17,8 +17,8 @@ export function publishableMayCall(method: string, path: string): boolean {
 }
 
 /**
- * Authenticates `X-API-Key` (401 Shape B), checks `X-Team-ID` when present (401 'Invalid team
- * context'), and keeps publishable keys to what they may do (403).
+ * Authenticates `X-API-Key` (401 Shape B): the request's team and key. What the key may do is
+ * checked after its rate limit (keyScope), so that those refusals count and carry its headers.
  */
 export function apiKeyAuth(deps: Deps, cache: KeyCache) {
   return async function authenticate(c: Context<AppEnv>, next: Next): Promise<void> {
@@ -26,13 +26,23 @@ export function apiKeyAuth(deps: Deps, cache: KeyCache) {
     if (!key) throw new AuthenticationError("Missing API key");
     const record = await cache.get(deps.sql, key, deps.now());
     if (!record) throw new AuthenticationError("Invalid API key");
-    const teamHeader = c.req.header("x-team-id");
-    if (teamHeader !== undefined && teamHeader.trim() !== record.team.id) {
-      throw new UnauthorizedError("Invalid team context", "invalid_team_context");
-    }
-    if (!record.apiKey.secret && !publishableMayCall(c.req.method, c.req.path)) throw new ForbiddenError();
     c.set("team", record.team);
     c.set("apiKey", record.apiKey);
+    await next();
+  };
+}
+
+/**
+ * Checks `X-Team-ID` when present (401 'Invalid team context') and keeps publishable keys to what
+ * they may do (403). Runs after apiKeyAuth.
+ */
+export function keyScope() {
+  return async function scopeKey(c: Context<AppEnv>, next: Next): Promise<void> {
+    const teamHeader = c.req.header("x-team-id");
+    if (teamHeader !== undefined && teamHeader.trim() !== c.get("team").id) {
+      throw new UnauthorizedError("Invalid team context", "invalid_team_context");
+    }
+    if (!c.get("apiKey").secret && !publishableMayCall(c.req.method, c.req.path)) throw new ForbiddenError();
     await next();
   };
 }
