@@ -140,6 +140,7 @@ dbTest("GET /contacts with invalid query parameters is 400", async () => {
     ["is_active=maybe", "is_active must be one of: true, false"],
     ["starting_after=not-a-uuid", "starting_after must be a UUID"],
     ["created_after=yesterday", "created_after must be an ISO 8601 date string"],
+    ["created_after=2026-02-30T00:00:00Z", "created_after must be an ISO 8601 date string"],
     ["page=0", "page must not be less than 1"],
     ["page=1&sort_by=password", "sort_by must be one of: created_at, updated_at, email, first_name, last_name"],
     ["page=1&sort_order=UP", "sort_order must be one of: ASC, DESC, asc, desc"],

@@ -20,6 +20,7 @@ import {
   UpdateContactBody,
 } from "./schemas.ts";
 import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
+import { parseTimestamp } from "../../shared/timestamps.ts";
 
 const tags = ["Contacts"];
 
@@ -30,8 +31,8 @@ function listFilters(q: z.infer<typeof ListQuery>): ContactFilters {
     tags: [...new Set(wanted)],
     isActive: q.is_active === undefined ? undefined : q.is_active === "true",
     search: q.search || undefined,
-    createdAfter: q.created_after ? new Date(q.created_after) : undefined,
-    createdBefore: q.created_before ? new Date(q.created_before) : undefined,
+    createdAfter: q.created_after ? new Date(parseTimestamp(q.created_after)!) : undefined,
+    createdBefore: q.created_before ? new Date(parseTimestamp(q.created_before)!) : undefined,
     email: q.email || undefined,
   };
 }

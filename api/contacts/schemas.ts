@@ -4,6 +4,7 @@ import { SORT_COLUMNS } from "../../shared/contacts/list.ts";
 import type { ContactRow } from "../../shared/contacts/queries.ts";
 import { errorResponses, MAX_ID_LENGTH, RecordId, timestamp } from "../../shared/http/schemas.ts";
 import { specMessage } from "../../shared/http/validation.ts";
+import { parseTimestamp } from "../../shared/timestamps.ts";
 
 const MISSING_EMAIL = specMessage("Missing required field: email", "email", "required");
 const INVALID_EMAIL = specMessage("Invalid email format", "email", "invalid_format");
@@ -156,7 +157,7 @@ export const Deleted = z.object({ deleted: z.literal(true), id: z.string() }).op
 
 const stringOrList = z.union([z.string(), z.array(z.string())]);
 const dateParam = (field: string) =>
-  z.string().refine((v) => !Number.isNaN(Date.parse(v)), `${field} must be an ISO 8601 date string`);
+  z.string().refine((v) => parseTimestamp(v) !== undefined, `${field} must be an ISO 8601 date string`);
 
 /** GET /contacts query: cursor mode, or page mode when `page` is given. */
 export const ListQuery = z.object({

@@ -4,7 +4,7 @@ import { NotFoundError } from "../../shared/errors.ts";
 import { newRouter } from "../../shared/http/app.ts";
 import { requireTeamHeader } from "../../shared/http/auth.ts";
 import { eventTypes } from "../workflows/event_types.ts";
-import { parseTimestamp } from "../workflows/schedule.ts";
+import { parseTimestamp } from "../../shared/timestamps.ts";
 import { ensureFuture } from "../workflows/start_routes.ts";
 import { acceptEvent } from "./accept.ts";
 import { EventAccepted, SendEventBody } from "./schemas.ts";

@@ -1,20 +1,5 @@
 import { z } from "@hono/zod-openapi";
-
-const ISO_8601 = /^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2})?)(\.\d+)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
-
-/**
- * Epoch milliseconds of an ISO 8601 timestamp, or undefined when it is not one. A time without a
- * zone is UTC (the interface speaks ISO 8601 UTC); a date alone is its midnight UTC.
- */
-export function parseTimestamp(text: string): number | undefined {
-  const m = ISO_8601.exec(text.trim());
-  if (!m) return undefined;
-  const [, date, time, fraction, zone] = m;
-  const millis = fraction ? fraction.slice(0, 4).padEnd(4, "0") : "";
-  const normalized = time ? `${date}T${time}${millis}${zone ? zone.toUpperCase() : "Z"}` : `${date}T00:00:00Z`;
-  const ms = Date.parse(normalized);
-  return Number.isNaN(ms) ? undefined : ms;
-}
+import { parseTimestamp } from "../../shared/timestamps.ts";
 
 /** The names under which clients send a schedule time (`trigger_at`, `triggerAt`, `scheduled_at`). */
 const ALIASES = ["trigger_at", "triggerAt", "scheduled_at"] as const;

@@ -8,7 +8,7 @@ import { contactOrThrow, newSendIds } from "../../shared/sending/accept.ts";
 import type { StartRecipient, WorkflowStart } from "../../shared/workflows/start.ts";
 import { workflowAcceptor } from "./acceptor.ts";
 import { findWorkflowHead } from "./queries.ts";
-import { parseTimestamp } from "./schedule.ts";
+import { parseTimestamp } from "../../shared/timestamps.ts";
 import {
   SendWorkflowBody,
   TriggerWorkflowBody,

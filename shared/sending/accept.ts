@@ -13,6 +13,7 @@ import { findSegment } from "../segments.ts";
 import type { Template } from "../templates.ts";
 import { type RecipientInfo, renderContent } from "./render.ts";
 import type { Content, Recipient, SendSpec } from "./spec.ts";
+import { parseTimestamp } from "../timestamps.ts";
 
 /** The accept path's shared parts: cached look-ups, grouped contact look-ups and the group-committing acceptor. */
 export interface SendingService {
@@ -55,8 +56,8 @@ export function scheduledFor(body: ScheduleFields, now: number): number | undefi
   const field = fields.find((f) => body[f] !== undefined && body[f] !== null && body[f] !== "");
   if (!field) return undefined;
   const text = body[field]!;
-  const at = /^\d{4}-\d{2}-\d{2}/.test(text) ? Date.parse(text) : NaN;
-  if (Number.isNaN(at)) {
+  const at = parseTimestamp(text);
+  if (at === undefined) {
     throw new ValidationError(`Invalid ${field} format`, "invalid_format", {
       details: { field, code: "invalid_format" },
     });
