@@ -63,6 +63,30 @@ dbTest("POST /workflows/trigger by workflow_name, to a tag or to all, with trigg
   assert.equal(alias.body.scheduled_for, at);
 });
 
+dbTest("a scheduled start for a contact shows its promised execution as SCHEDULED until it runs", async () => {
+  const { call, workflow, contact } = await startSetup();
+  const at = new Date(Date.now() + 3_600_000).toISOString();
+  const res = await call("POST", "/workflows/trigger", {
+    workflow_id: workflow.id,
+    recipient_type: "contact",
+    contact_external_id: contact.external_id,
+    trigger_at: at,
+  });
+  assert.equal(res.status, 201, JSON.stringify(res.body));
+  assert.equal(res.body.execution_ids.length, 1);
+  const view = await call("GET", `/triggers/${res.body.trigger_id}/workflow`);
+  assert.equal(view.status, 200);
+  assert.equal(view.body.status, "pending");
+  assert.equal(view.body.total_executions, 1);
+  assert.deepEqual(view.body.executions, [{
+    id: res.body.execution_ids[0],
+    workflow_id: workflow.id,
+    contact_id: contact.id,
+    status: "SCHEDULED",
+    current_step: null,
+  }]);
+});
+
 dbTest("POST /workflows/trigger and /send answer 400 for an invalid body", async () => {
   const { call, workflow, contact } = await startSetup();
   const cases: [Record<string, unknown>, string][] = [

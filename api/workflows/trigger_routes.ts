@@ -7,6 +7,7 @@ import { RecordId } from "../../shared/http/schemas.ts";
 import { sendKeys } from "../../shared/sending/keys.ts";
 import { findPendingRecord, type TriggerRecord } from "../../shared/sending/trigger_record.ts";
 import { findTrigger } from "../triggers/tracking.ts";
+import type { WorkflowStart } from "../../shared/workflows/start.ts";
 import { iso } from "./queries.ts";
 
 const json = <T>(schema: T) => ({ content: { "application/json": { schema } } });
@@ -71,6 +72,24 @@ async function executionsOf(db: Db, triggerId: string, page: { page: number; lim
   return { total, rows: rows as z.infer<typeof WorkflowTrigger>["executions"] };
 }
 
+/**
+ * The execution a start for one contact promised (its id is in the start's answer) while the start
+ * waits for its time: SCHEDULED until the worker creates it.
+ */
+async function promisedExecution(db: Db, triggerId: string) {
+  const [row]: [{ spec: WorkflowStart }?] = await db`
+    select spec from triggers where id = ${triggerId} and status = 'pending' and spec is not null`;
+  const start = row?.spec;
+  if (!start?.execution_id || !start.workflow_id || start.recipient?.type !== "contact") return undefined;
+  return {
+    id: start.execution_id,
+    workflow_id: start.workflow_id,
+    contact_id: start.recipient.contact_id,
+    status: "SCHEDULED" as const,
+    current_step: null,
+  };
+}
+
 /** GET /api/v1/triggers/{trigger_id}/workflow: the workflow run a trigger started, and its executions. */
 export function triggerWorkflowRoutes(deps: Deps) {
   const app = newRouter();
@@ -94,6 +113,13 @@ export function triggerWorkflowRoutes(deps: Deps) {
         workflowsOf(deps, c.get("team").id, trigger.id),
         executionsOf(deps.sql, trigger.id, q),
       ]);
+      const promised = executions.total === 0 && trigger.scheduled_for
+        ? await promisedExecution(deps.sql, trigger.id)
+        : undefined;
+      if (promised) {
+        executions.total = 1;
+        if (q.page === 1) executions.rows = [promised];
+      }
       return c.json({
         trigger_id: trigger.id,
         flow_type: "workflow" as const,
