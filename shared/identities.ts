@@ -82,18 +82,9 @@ export async function setDomainVerified(db: Db, teamId: string, domain: string, 
     on conflict (team_id, domain) do update set verified = excluded.verified, updated_at = now()`;
 }
 
-/**
- * True when the address may send for the team: its domain is a verified domain of the team, or it
- * is the address of one of the team's email identities (set by an operator, like the default one
- * a send without `from_email` uses, so naming it is no override).
- */
+/** True when the address's domain is a verified domain of the team. */
 export async function isVerifiedSender(db: Db, teamId: string, address: string): Promise<boolean> {
   const domain = address.split("@").pop()?.toLowerCase() ?? "";
-  const [row] = await db`
-    select 1 from email_domains where team_id = ${teamId} and domain = ${domain} and verified
-    union all
-    select 1 from sender_identities
-    where team_id = ${teamId} and channel = 'email' and lower(from_address) = ${address.toLowerCase()}
-    limit 1`;
+  const [row] = await db`select 1 from email_domains where team_id = ${teamId} and domain = ${domain} and verified`;
   return row !== undefined;
 }
