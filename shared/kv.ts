@@ -17,6 +17,9 @@ export const kvKeys = {
   limiter: (name: string, subject: string, window: number) => ["limiter", name, subject, window] as const,
   /** The times of a subject's latest hits under a named sliding-window limit (OTP limits). */
   slidingLimiter: (name: string, subject: string) => ["limiter_log", name, subject] as const,
+  /** Set with the enqueue of an event's next attempt to an endpoint: a job run twice enqueues it once. */
+  webhookRetry: (eventId: string, endpointId: string, attempt: number) =>
+    ["webhook_retry", eventId, endpointId, attempt] as const,
   /** The stored first answer of an Idempotency-Key. */
   idempotency: (teamId: string, key: string) => ["idempotency", teamId, key] as const,
   /** OTP sessions of a team, and the index of its active (unfinished, unexpired) ones. */

@@ -4,17 +4,13 @@
  * exponential back-off and jitter (13 attempts over more than 24 hours).
  */
 import type { Deps } from "../shared/deps.ts";
+import { Batcher } from "../shared/batcher.ts";
+import { kvKeys } from "../shared/kv.ts";
 import { log } from "../shared/log.ts";
 import { newUlid } from "../shared/sending/ids.ts";
 import { metrics } from "../shared/metrics.ts";
 import { urlRefusal } from "../shared/ssrf.ts";
-import {
-  type Delivery,
-  enqueueDeliveries,
-  invalidateEndpointCache,
-  packJobs,
-  WebhookDeliverJob,
-} from "../shared/webhook_events.ts";
+import { type Delivery, invalidateEndpointCache, packJobs, WebhookDeliverJob } from "../shared/webhook_events.ts";
 import { webhookHeaders } from "../shared/webhook_signing.ts";
 
 export { WebhookDeliverJob };
@@ -54,6 +50,9 @@ interface EndpointRow {
 /** What one attempt came to. */
 interface Outcome {
   delivery: Delivery;
+  /** When the attempt started and ended (ms since the epoch, from deps.now). */
+  startedAt: number;
+  endedAt: number;
   status: "succeeded" | "failed";
   /** The endpoint answered 410 Gone: disable it, never retry. */
   gone: boolean;
@@ -64,8 +63,11 @@ interface Outcome {
 
 async function attempt(deps: Deps, endpoint: EndpointRow, delivery: Delivery): Promise<Outcome> {
   const started = performance.now();
+  const startedAt = deps.now();
   const result = (status: Outcome["status"], responseStatus: number | null, error: string | null): Outcome => ({
     delivery,
+    startedAt,
+    endedAt: deps.now(),
     status,
     gone: responseStatus === 410,
     responseStatus,
@@ -142,14 +144,19 @@ export async function deliverWebhooks(deps: Deps, job: WebhookDeliverJob): Promi
   });
   if (due.length === 0) return;
 
-  const outcomes = await inPool(due, CONCURRENCY, (d) => attempt(deps, byId.get(d.endpoint_id)!, d));
-  const now = deps.now();
-  const retry = outcomes.filter((o) => o.status === "failed" && !o.gone);
-  const delay = retry.length > 0 ? retryDelayMs(job.attempt, deps.config.WEBHOOK_RETRY_SCALE) : undefined;
-  const nextRetryAt = delay === undefined ? null : new Date(now + delay);
+  // The wait before this job's retries (jitter drawn once); each failure waits from its own end.
+  const delay = retryDelayMs(job.attempt, deps.config.WEBHOOK_RETRY_SCALE);
+  // Attempts are recorded, and their retries enqueued, as they end (those ending together share the
+  // writes): a slow endpoint holds back no other endpoint's retry.
+  const recorder = new Batcher<Outcome>((outcomes) => record(deps, job, outcomes, delay), { maxWeight: 500 });
+  await inPool(due, CONCURRENCY, async (d) => recorder.add(await attempt(deps, byId.get(d.endpoint_id)!, d)));
+}
 
+/** Records attempts that ended, disables the endpoints that answered 410, and enqueues the retries. */
+async function record(deps: Deps, job: WebhookDeliverJob, outcomes: Outcome[], delay: number | undefined) {
+  const retryAt = (o: Outcome) => (delay === undefined || o.status !== "failed" || o.gone ? null : o.endedAt + delay);
   const rows = outcomes.map((o) => ({
-    id: attemptId(now),
+    id: attemptId(o.startedAt),
     endpoint_id: o.delivery.endpoint_id,
     team_id: job.team_id,
     event_id: o.delivery.event.id,
@@ -159,11 +166,12 @@ export async function deliverWebhooks(deps: Deps, job: WebhookDeliverJob): Promi
     response_status: o.responseStatus,
     error: o.error,
     latency_ms: o.latencyMs,
-    next_retry_at: o.status === "failed" && !o.gone ? nextRetryAt : null,
+    next_retry_at: retryAt(o) === null ? null : new Date(retryAt(o)!),
+    created_at: new Date(o.startedAt),
   }));
   const gone = [...new Set(outcomes.filter((o) => o.gone).map((o) => o.delivery.endpoint_id))];
   // One transaction: whoever reads an endpoint's 410 attempt also sees the endpoint disabled.
-  await sql.begin(async (tx) => {
+  await deps.sql.begin(async (tx) => {
     await tx`insert into webhook_attempts ${tx(rows)}`;
     if (gone.length > 0) {
       await tx`
@@ -178,6 +186,7 @@ export async function deliverWebhooks(deps: Deps, job: WebhookDeliverJob): Promi
     metrics.webhookDeliveries.inc({ outcome });
     metrics.webhookLatency.observe({}, o.latencyMs / 1000);
     if (o.status === "failed") {
+      const next = retryAt(o);
       log("warn", "webhook delivery failed", {
         team_id: job.team_id,
         endpoint_id: o.delivery.endpoint_id,
@@ -185,13 +194,75 @@ export async function deliverWebhooks(deps: Deps, job: WebhookDeliverJob): Promi
         attempt: job.attempt,
         response_status: o.responseStatus,
         error: o.error,
-        next_retry_at: o.gone ? null : nextRetryAt,
+        next_retry_at: next === null ? null : new Date(next),
       });
     }
   }
+  const retries = outcomes.flatMap((o) => {
+    const due = retryAt(o);
+    return due === null ? [] : [{ delivery: o.delivery, due }];
+  });
+  if (retries.length > 0) await enqueueRetries(deps, job.team_id, job.attempt + 1, retries);
+}
 
-  if (delay !== undefined) {
-    const { jobs, bytes } = packJobs(job.team_id, retry.map((o) => o.delivery), job.attempt + 1, now + delay);
-    await enqueueDeliveries(deps, jobs, bytes, delay);
+/** Deliveries of one retry job at most: each carries a KV check, and a commit takes 100 checks. */
+const RETRIES_PER_JOB = 50;
+
+/**
+ * Enqueues the next attempt of each failed delivery, once per (event, endpoint, attempt): each
+ * enqueue commits a KV key beside it that no later run of the same job gets past. The Deno KV queue
+ * delivers at least once, and a job run twice would otherwise double every retry after it.
+ */
+async function enqueueRetries(
+  deps: Deps,
+  teamId: string,
+  attempt: number,
+  retries: { delivery: Delivery; due: number }[],
+): Promise<void> {
+  const key = (d: Delivery) => kvKeys.webhookRetry(d.event.id, d.endpoint_id, attempt);
+  const fresh: { delivery: Delivery; due: number }[] = [];
+  for (let i = 0; i < retries.length; i += 10) {
+    const chunk = retries.slice(i, i + 10);
+    const entries = await deps.kv.getMany(chunk.map((r) => key(r.delivery)));
+    chunk.forEach((r, j) => {
+      if (entries[j].versionstamp === null) fresh.push(r);
+    });
+  }
+  // Retries due within a second of each other share a job, due when the last of them is.
+  const groups: { due: number; deliveries: Delivery[] }[] = [];
+  for (const r of fresh.sort((a, b) => a.due - b.due)) {
+    const last = groups.at(-1);
+    if (last && r.due - last.due < 1_000 && last.deliveries.length > 0) {
+      last.deliveries.push(r.delivery);
+      last.due = Math.max(last.due, r.due);
+    } else groups.push({ due: r.due, deliveries: [r.delivery] });
+  }
+  for (const { due, deliveries } of groups) {
+    for (let i = 0; i < deliveries.length; i += RETRIES_PER_JOB) {
+      const { jobs } = packJobs(teamId, deliveries.slice(i, i + RETRIES_PER_JOB), attempt, due);
+      for (const retryJob of jobs) {
+        if (await commitRetry(deps, retryJob, key, due)) continue;
+        // Another run of the job enqueued some of them meanwhile: the rest one by one.
+        for (const d of retryJob.deliveries) await commitRetry(deps, { ...retryJob, deliveries: [d] }, key, due);
+      }
+    }
   }
 }
+
+/** Enqueues `job` with the keys of its deliveries, unless one is already there; answers whether it did. */
+async function commitRetry(
+  deps: Deps,
+  job: WebhookDeliverJob,
+  key: (d: Delivery) => Deno.KvKey,
+  due: number,
+): Promise<boolean> {
+  const op = deps.kv.atomic();
+  for (const d of job.deliveries) {
+    op.check({ key: key(d), versionstamp: null }).set(key(d), true, { expireIn: RETRY_KEY_TTL_MS });
+  }
+  op.enqueue(job, { delay: Math.max(0, due - deps.now()) });
+  return (await op.commit()).ok;
+}
+
+/** How long the key of an enqueued retry is kept: past the last retry of its schedule. */
+const RETRY_KEY_TTL_MS = 3 * 86_400_000;

@@ -259,6 +259,56 @@ dbTest("a redelivered job does not POST again to an endpoint that already succee
   }
 });
 
+dbTest(
+  "a failing job the queue runs twice enqueues its retry once: the attempts after it are not doubled",
+  async () => {
+    const s = await setup({ WEBHOOK_RETRY_SCALE: 0.00001 }); // the whole schedule in about a second
+    const receiver = startReceiver([500]);
+    try {
+      const endpoint = await s.register(receiver.url);
+      const job = WebhookDeliverJob.parse({
+        type: "webhook-deliver",
+        team_id: s.team.id,
+        attempt: 1,
+        deliveries: [{ endpoint_id: endpoint.id, event: newEvent("message.sent", { message_id: "m" }, Date.now()) }],
+      });
+      // Two runs of the first attempt at once (the queue delivers at least once).
+      await Promise.all([deliverWebhooks(s.deps, job), deliverWebhooks(s.deps, job)]);
+      await waitFor(async () => (await s.attempts(endpoint.id)).length >= MAX_ATTEMPTS + 1, 20_000);
+      await new Promise((r) => setTimeout(r, 500));
+      // The doubled first attempt, then attempts 2 to 13 once each.
+      const attempts = (await s.attempts(endpoint.id)).map((a) => a.attempt as number).sort((a, b) => a - b);
+      assert.deepEqual(attempts, [1, 1, ...Array.from({ length: MAX_ATTEMPTS - 1 }, (_, i) => i + 2)]);
+      assert.equal(receiver.received.length, MAX_ATTEMPTS + 1);
+    } finally {
+      await receiver.close();
+      s.close();
+    }
+  },
+);
+
+dbTest("a slow endpoint does not hold back the retry of a fast failure in the same job", async () => {
+  const s = await setup({ WEBHOOK_TIMEOUT_MS: 1_500, WEBHOOK_RETRY_SCALE: 0.01 }); // first wait 300–375 ms
+  const fast = startReceiver([500, 204]);
+  const slow = startReceiver([200], { delayMs: 3_000 });
+  try {
+    const quick = await s.register(fast.url);
+    await s.register(slow.url);
+    await emitEvent(s.deps, s.team.id, "message.sent", { message_id: "m" });
+    await waitFor(() => fast.received.length === 2, 10_000);
+    const wait = fast.received[1].at - fast.received[0].at;
+    // Counted from the fast failure, not from the slow endpoint's timeout 1.5 s later.
+    assert.ok(wait < 1_400, `second attempt ${wait} ms after the first`);
+    const [second, first] = await s.attempts(quick.id);
+    assert.ok(Date.parse(first.created_at as string) <= fast.received[0].at, "the attempt's own time");
+    assert.equal(second.status, "succeeded");
+  } finally {
+    await fast.close();
+    await slow.close();
+    s.close();
+  }
+});
+
 dbTest("an endpoint slower than WEBHOOK_TIMEOUT_MS counts as a failed attempt", async () => {
   const s = await setup({ WEBHOOK_TIMEOUT_MS: 100, WEBHOOK_RETRY_SCALE: 100 });
   const receiver = startReceiver([200], { delayMs: 400 });
