@@ -7,9 +7,11 @@ export interface ChangedContact {
 }
 
 /**
- * Sets both categories (transactional, promotional) of `channel` to `subscribed` for the team's
- * contacts whose `custom_fields.phone` has the same digits as `phone`. Only contacts whose
- * preferences change are returned (a repeated STOP changes nothing and returns none).
+ * A STOP (`subscribed` false) turns both categories (transactional, promotional) of `channel` off for
+ * the team's contacts whose `custom_fields.phone` has the same digits as `phone`; a START turns the
+ * transactional one on again and leaves promotional as it is: a START is no consent to marketing
+ * (which is off by default), and the contact's earlier marketing consent went with the STOP. Only
+ * contacts whose preferences change are returned (a repeated STOP changes nothing and returns none).
  */
 export async function setChannelSubscriptionByPhone(
   db: Db,
@@ -20,18 +22,20 @@ export async function setChannelSubscriptionByPhone(
 ): Promise<ChangedContact[]> {
   const digits = phone.replace(/\D/g, "");
   if (digits === "") return [];
+  const change = subscribed
+    ? db`jsonb_build_object('transactional', true)`
+    : db`jsonb_build_object('transactional', false, 'promotional', false)`;
   return await db<ChangedContact[]>`
     update contacts
     set preferences = preferences || jsonb_build_object(
-      ${channel}::text, coalesce(preferences -> ${channel}::text, '{}'::jsonb)
-        || jsonb_build_object('transactional', ${subscribed}::boolean, 'promotional', ${subscribed}::boolean)
+      ${channel}::text, coalesce(preferences -> ${channel}::text, '{}'::jsonb) || ${change}
     ), updated_at = now()
     where team_id = ${teamId}
       and custom_fields ? 'phone'
       and regexp_replace(custom_fields ->> 'phone', '[^0-9]', '', 'g') = ${digits}
       and (
         coalesce((preferences -> ${channel}::text ->> 'transactional')::boolean, true) <> ${subscribed}
-        or coalesce((preferences -> ${channel}::text ->> 'promotional')::boolean, true) <> ${subscribed}
+        or (not ${subscribed} and coalesce((preferences -> ${channel}::text ->> 'promotional')::boolean, true))
       )
     returning id, external_id`;
 }

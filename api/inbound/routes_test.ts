@@ -81,42 +81,49 @@ Deno.test("twilioSignature() matches the Twilio SDK, repeated parameters include
   assert.equal(await twilioSignature(TOKEN, url, params), sdk);
 });
 
-dbTest("Twilio STOP opts the contact out of SMS and emits contact.unsubscribed; START opts back in", async () => {
-  const s = await setup();
-  try {
-    const contact = await createContact(s.deps.sql, s.team.id, {
-      email: randomEmail(),
-      custom_fields: { phone: "+1 (415) 555-0100" },
-    });
-    const path = `/api/v1/inbound/twilio/sms?team_id=${s.team.id}`;
-    const fields = { From: "+14155550100", To: "+15005550006", Body: " stop ", MessageSid: "SM1" };
-    const res = await s.app.request(...twilioRequest(path, fields));
-    assert.equal(res.status, 200);
-    assert.equal(res.headers.get("content-type"), "text/xml");
-    assert.match(await res.text(), /<Response><\/Response>/);
-    assert.deepEqual(await smsPreferences(s.deps, contact.id), { transactional: false, promotional: false });
-    const [event] = await s.events(1);
-    assert.equal(event.type, "contact.unsubscribed");
-    assert.deepEqual(event.data, {
-      contact_id: contact.id,
-      external_id: contact.external_id,
-      channel: "sms",
-      categories: ["transactional", "promotional"],
-      source: "twilio",
-      keyword: "STOP",
-    });
+dbTest(
+  "Twilio STOP opts the contact out of SMS and emits contact.unsubscribed; START opts back in to all but marketing",
+  async () => {
+    const s = await setup();
+    try {
+      const contact = await createContact(s.deps.sql, s.team.id, {
+        email: randomEmail(),
+        custom_fields: { phone: "+1 (415) 555-0100" },
+      });
+      const path = `/api/v1/inbound/twilio/sms?team_id=${s.team.id}`;
+      const fields = { From: "+14155550100", To: "+15005550006", Body: " stop ", MessageSid: "SM1" };
+      const res = await s.app.request(...twilioRequest(path, fields));
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get("content-type"), "text/xml");
+      assert.match(await res.text(), /<Response><\/Response>/);
+      assert.deepEqual(await smsPreferences(s.deps, contact.id), { transactional: false, promotional: false });
+      const [event] = await s.events(1);
+      assert.equal(event.type, "contact.unsubscribed");
+      assert.deepEqual(event.data, {
+        contact_id: contact.id,
+        external_id: contact.external_id,
+        channel: "sms",
+        categories: ["transactional", "promotional"],
+        source: "twilio",
+        keyword: "STOP",
+      });
 
-    // A second STOP changes nothing and emits nothing.
-    assert.equal((await s.app.request(...twilioRequest(path, { ...fields, Body: "QUIT" }))).status, 200);
-    assert.equal((await s.events(2)).length, 1);
+      // A second STOP changes nothing and emits nothing.
+      assert.equal((await s.app.request(...twilioRequest(path, { ...fields, Body: "QUIT" }))).status, 200);
+      assert.equal((await s.events(2)).length, 1);
 
-    const start = await s.app.request(...twilioRequest(path, { ...fields, Body: "Start" }));
-    assert.equal(start.status, 200);
-    assert.deepEqual(await smsPreferences(s.deps, contact.id), { transactional: true, promotional: true });
-  } finally {
-    s.close();
-  }
-});
+      const start = await s.app.request(...twilioRequest(path, { ...fields, Body: "Start" }));
+      assert.equal(start.status, 200);
+      // A START is no consent to marketing: promotional stays off until the contact opts in again.
+      assert.deepEqual(await smsPreferences(s.deps, contact.id), { transactional: true, promotional: false });
+      // A repeated START changes nothing.
+      assert.equal((await s.app.request(...twilioRequest(path, { ...fields, Body: "UNSTOP" }))).status, 200);
+      assert.deepEqual(await smsPreferences(s.deps, contact.id), { transactional: true, promotional: false });
+    } finally {
+      s.close();
+    }
+  },
+);
 
 dbTest("every STOP word opts out; other text changes nothing", async () => {
   const s = await setup();
