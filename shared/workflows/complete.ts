@@ -26,15 +26,17 @@ interface Completed {
 }
 
 /**
- * Writes the final counts and status of finished workflow triggers (one statement): `total_contacts`
- * counts their executions, `sent`, `failed` and `filtered` their steps' messages; failed when nothing
- * was sent and something failed. Answers the triggers that became final now.
+ * Writes the final counts and status of finished workflow triggers (one statement): `sent`, `failed`
+ * and `filtered` count their steps' messages and `total_contacts` all of them, as a direct send to
+ * several channels counts one recipient a channel, so that `total_contacts = sent + failed +
+ * filtered` holds for every trigger (the workflow's statistics view counts contacts); failed when
+ * nothing was sent and something failed. Answers the triggers that became final now.
  */
 async function finish(db: Db, ids: string[], now: number): Promise<Completed[]> {
   return await db<Completed[]>`
     with counts as (
       select t.id,
-        (select count(*) from workflow_executions e where e.trigger_id = t.id)::int as total,
+        count(r.execution_id)::int as total,
         count(r.execution_id) filter (where r.status = 'SENT')::int as sent,
         count(r.execution_id) filter (where r.status = 'FAILED')::int as failed,
         count(r.execution_id) filter (where r.status = 'FILTERED')::int as filtered
