@@ -1,6 +1,7 @@
 import type { ApiKey } from "../shared/deps.ts";
 import type { Deps } from "../shared/deps.ts";
 import { kvKeys } from "../shared/kv.ts";
+import { type OtpTrigger, otpTriggers, putSandboxTriggers, recordOtpTriggers } from "./tracking.ts";
 import { generateCode, hashCode, type OtpChannel } from "./codes.ts";
 import {
   type ChannelResult,
@@ -106,12 +107,18 @@ export async function sendOtp(deps: Deps, caller: Caller, input: SendInput): Pro
   const reference = `otp:${id}`;
   const fee = charging ? verificationFee(deps.config) : 0;
   let plans;
+  // Nothing is sent in sandbox_mode: its channels' results, and their triggers, go in with the session.
+  let sandbox: { results: ReturnType<typeof sandboxResults>; triggers: ReturnType<typeof otpTriggers> } | undefined;
   try {
     plans = await planMessages(deps, teamId, { ...session, codes });
     const bill = { teamId, plans, fee, reference };
     if (charging) await chargeUpFront(deps, bill);
+    if (session.sandbox_mode) {
+      const results = sandboxResults(plans);
+      sandbox = { results, triggers: otpTriggers(teamId, plans, results, true, now) };
+    }
     try {
-      await storeNewSession(deps, session, now);
+      await storeNewSession(deps, session, now, sandbox?.triggers ?? []);
     } catch (err) {
       if (charging) await refundUpFront(deps, bill);
       throw err;
@@ -121,18 +128,22 @@ export async function sendOtp(deps: Deps, caller: Caller, input: SendInput): Pro
     slot.release();
   }
   const token = signSessionToken(keys.token, { sessionId: id, teamId }, now);
-  const results = session.sandbox_mode
-    ? sandboxResults(plans)
-    : await sendMessages(deps, teamId, plans, { charging, sandbox: session.test, reference });
-  return { session, token, results, codes: session.sandbox_mode ? codes : undefined };
+  if (sandbox) return { session, token, results: sandbox.results, codes };
+  const results = await sendMessages(deps, teamId, plans, { charging, sandbox: session.test, reference });
+  await recordOtpTriggers(deps, otpTriggers(teamId, plans, results, session.test, deps.now()));
+  return { session, token, results, codes: undefined };
 }
 
-/** Writes a new session and its place in the team's active index (one group commit). */
-async function storeNewSession(deps: Deps, session: OtpSession, now: number): Promise<void> {
+/**
+ * Writes a new session and its place in the team's active index, with the triggers of a sandbox
+ * send (one group commit).
+ */
+async function storeNewSession(deps: Deps, session: OtpSession, now: number, triggers: OtpTrigger[]): Promise<void> {
   await deps.committer.commit((op) => {
     op.set(kvKeys.otp.session(session.team_id, session.id), session, { expireIn: keepFor(session, now) });
     op.set(kvKeys.otp.active(session.team_id, session.id), session.expires_at, {
       expireIn: Math.max(1, session.expires_at - now),
     });
-  }, 2);
+    putSandboxTriggers(op, triggers);
+  }, 2 + triggers.length * 2);
 }
