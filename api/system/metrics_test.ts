@@ -40,6 +40,14 @@ dbTest("GET /metrics labels a parameterised route by its pattern, not its path",
   assert.ok(!text.includes(id));
 });
 
+dbTest("GET /metrics labels a request a middleware answered (401) with the route it matched", async () => {
+  const app = createService(await testDeps());
+  const res = await app.request("/api/v1/sms/send", { method: "POST" });
+  assert.equal(res.status, 401);
+  const text = await (await app.request("/metrics")).text();
+  assert.ok(sample(text, 'http_requests_total{method="POST",route="/api/v1/sms/send",status="401"}') >= 1);
+});
+
 dbTest("GET /metrics requires the bearer token when METRICS_TOKEN is set", async () => {
   const app = createService(await testDeps({ METRICS_TOKEN: "metrics-secret" }));
   const missing = await app.request("/metrics");

@@ -64,6 +64,18 @@ function isUnstorableText(err: Error): boolean {
     (code === "22P02" && err.message.includes("type json"));
 }
 
+/**
+ * The route pattern a request matched (`/api/v1/sms/send`), also when a middleware answered it first
+ * (a 401, an idempotent replay): Hono's routePath is then the middleware's own (`/api/v1/*`).
+ */
+function routeOf(c: Context<AppEnv>): string {
+  const routes = c.req.matchedRoutes;
+  for (let i = routes.length - 1; i >= 0; i--) {
+    if (routes[i].method !== "ALL" && !routes[i].path.endsWith("*")) return routes[i].path;
+  }
+  return c.req.routePath;
+}
+
 /** The root app: request ids, access logs, JSON body handling, one error path, 404s. */
 export function createBaseApp(): OpenAPIHono<AppEnv> {
   const app = newRouter();
@@ -74,12 +86,13 @@ export function createBaseApp(): OpenAPIHono<AppEnv> {
     // Set before the handler runs: a header set on a finished response makes Hono rebuild it.
     c.header("X-Request-Id", requestId);
     await next();
-    recordRequest(c.req.method, c.req.routePath, c.res.status, performance.now() - started);
+    const route = routeOf(c);
+    recordRequest(c.req.method, route, c.res.status, performance.now() - started);
     log("info", "request", {
       request_id: requestId,
       team_id: c.get("team")?.id,
       method: c.req.method,
-      route: c.req.routePath,
+      route,
       path: c.req.path,
       status: c.res.status,
       duration_ms: Math.round((performance.now() - started) * 100) / 100,
