@@ -198,4 +198,16 @@ dbTest("GET /triggers/{id}/workflow is 404 'Trigger not found' for an unknown or
     assert.equal(res.status, 404);
     assert.equal(res.body.message, "Trigger not found");
   }
+  // A direct send's trigger exists, but is no workflow trigger: the answer says so.
+  const sms = await call("POST", "/messages/send", {
+    recipient_type: "direct_email",
+    direct_email: "a@example.com",
+    subject: "S",
+    content: "C",
+  });
+  assert.equal(sms.status, 201, JSON.stringify(sms.body));
+  const direct = await call("GET", `/triggers/${sms.body.trigger_id}/workflow`);
+  assert.equal(direct.status, 404);
+  assert.equal(direct.body.code, "not_a_workflow_trigger");
+  assert.equal(direct.body.message, "Trigger is not a workflow trigger: see GET /api/v1/triggers/{trigger_id}/direct");
 });

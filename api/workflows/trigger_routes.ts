@@ -105,8 +105,12 @@ export function triggerWorkflowRoutes(deps: Deps) {
     async (c) => {
       const { trigger_id } = c.req.valid("param");
       const trigger = await findTrigger(deps, c.get("team").id, trigger_id);
-      if (!trigger || trigger.flow_type !== "workflow") {
-        throw new NotFoundError("Trigger not found", "trigger_not_found");
+      if (!trigger) throw new NotFoundError("Trigger not found", "trigger_not_found");
+      if (trigger.flow_type !== "workflow") {
+        throw new NotFoundError(
+          "Trigger is not a workflow trigger: see GET /api/v1/triggers/{trigger_id}/direct",
+          "not_a_workflow_trigger",
+        );
       }
       const q = c.req.valid("query");
       const [workflows, executions] = await Promise.all([
