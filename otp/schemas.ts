@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { MAX_EMAIL_LENGTH } from "../shared/email.ts";
 import { storable } from "../shared/http/validation.ts";
 import { isE164 } from "../shared/phone.ts";
 
@@ -11,7 +12,8 @@ const phone = (field: string) =>
   z.string({ error: `${field} must be a string` }).refine(isE164, `${field} must be in E.164 format`);
 
 const Recipients = z.object({
-  email: z.email({ error: "recipients.email must be a valid email address" }).optional(),
+  email: z.email({ error: "recipients.email must be a valid email address" })
+    .max(MAX_EMAIL_LENGTH, { error: "recipients.email must be a valid email address" }).optional(),
   sms: phone("recipients.sms").optional(),
   whatsapp: phone("recipients.whatsapp").optional(),
 }).openapi("OtpRecipients");

@@ -1,3 +1,4 @@
+import { isEmail } from "../../shared/email.ts";
 import { createRoute } from "@hono/zod-openapi";
 import type { Deps } from "../../shared/deps.ts";
 import { ValidationError } from "../../shared/errors.ts";
@@ -26,7 +27,6 @@ import { jsonBody, jsonResponse, RecordKey } from "../../shared/http/schemas.ts"
 
 const CHANNELS = ["email", "sms", "whatsapp", "push"] as const;
 const name = (param: string) => RecordKey.min(1).openapi({ param: { name: param, in: "path" } });
-const EMAIL = /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/;
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
 
 /** What a team sends with: templates, sender identities, email domains and segments. */
@@ -81,7 +81,7 @@ export function adminSetupRoutes(deps: Deps) {
     async (c) => {
       const { team_id, channel, identity_id } = c.req.valid("param");
       const body = c.req.valid("json");
-      if (channel === "email" && !EMAIL.test(body.from)) throw new ValidationError(["from must be an email"]);
+      if (channel === "email" && !isEmail(body.from)) throw new ValidationError(["from must be an email"]);
       const team = await requireTeam(deps.sql, team_id);
       const { from_address, ...identity } = await upsertIdentity(deps.sql, team.id, channel, identity_id, body);
       return c.json({ ...identity, from: from_address }, 200);

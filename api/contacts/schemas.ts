@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { MAX_EMAIL_LENGTH } from "../../shared/email.ts";
 import { isValidDeviceToken } from "../../shared/contacts/device_tokens.ts";
 import { SORT_COLUMNS } from "../../shared/contacts/list.ts";
 import type { ContactRow } from "../../shared/contacts/queries.ts";
@@ -108,7 +109,7 @@ export const ContactList = z.object({
 export const CreateEmail = z.email({
   error: (issue) =>
     issue.input === undefined || issue.input === null || issue.input === "" ? MISSING_EMAIL : INVALID_EMAIL,
-}).openapi({ example: "ada@example.com" });
+}).max(MAX_EMAIL_LENGTH, { error: () => INVALID_EMAIL }).openapi({ example: "ada@example.com" });
 
 const name = z.string().max(255).nullable();
 const tags = z.array(z.string().min(1).max(255)).max(1000);
@@ -128,7 +129,7 @@ export const CreateContactBody = z.object({
 
 /** PUT/PATCH body: every field optional; only those given change. */
 export const UpdateContactBody = z.object({
-  email: z.email({ error: () => INVALID_EMAIL }).optional(),
+  email: z.email({ error: () => INVALID_EMAIL }).max(MAX_EMAIL_LENGTH, { error: () => INVALID_EMAIL }).optional(),
   external_id: z.string().min(1).max(MAX_ID_LENGTH).optional(),
   first_name: name.optional(),
   last_name: name.optional(),

@@ -1,7 +1,8 @@
 import type { Deps } from "../../shared/deps.ts";
 import { ValidationError } from "../../shared/errors.ts";
 import { newRouter } from "../../shared/http/app.ts";
-import { checkSender, isEmail, required, templateNotFound } from "../../shared/sending/accept.ts";
+import { isEmail } from "../../shared/email.ts";
+import { checkSender, required, templateNotFound } from "../../shared/sending/accept.ts";
 import type { EmailContent } from "../../shared/sending/spec.ts";
 import { addSendRoute, directRecipient, sendRecipient } from "../sending/send_route.ts";
 import { addExecutionRoutes } from "../triggers/execution_routes.ts";

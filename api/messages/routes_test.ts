@@ -79,6 +79,11 @@ dbTest("POST /messages/send answers its validation errors", async () => {
   assert.deepEqual(noAddress.body.message, ["direct_email should not be empty"]);
   const badAddress = await send({ recipient_type: "direct_email", direct_email: "nope", subject: "S", content: "C" });
   assert.deepEqual(badAddress.body.message, ["direct_email must be an email"]);
+  // An address built to make a pattern backtrack (it froze the process for 38 s), and one over 254 characters.
+  for (const direct_email of [`a@${"a.".repeat(150_000)} `, `${"a".repeat(300)}@example.com`]) {
+    const res = await send({ recipient_type: "direct_email", direct_email, subject: "S", content: "C" });
+    assert.deepEqual(res.body.message, ["direct_email must be an email"]);
+  }
   const noTemplate = await send({ recipient_type: "direct_email", direct_email: "a@example.com", template_key: "x" });
   assert.equal(noTemplate.status, 400);
   assert.equal(noTemplate.body.message, "Template 'x' not found for team");

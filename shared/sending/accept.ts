@@ -14,6 +14,7 @@ import type { Template } from "../templates.ts";
 import { type RecipientInfo, renderContent } from "./render.ts";
 import type { Content, Recipient, SendSpec } from "./spec.ts";
 import { parseTimestamp } from "../timestamps.ts";
+import { isEmail } from "../email.ts";
 
 /** The accept path's shared parts: cached look-ups, grouped contact look-ups and the group-committing acceptor. */
 export interface SendingService {
@@ -214,13 +215,6 @@ export function notE164(field: string): ValidationError {
   return new ValidationError(`${field} must be in E.164 format`, "invalid_format", {
     details: { field, code: "invalid_format" },
   });
-}
-
-const EMAIL = /^[^\s@<>]+@[^\s@<>]+\.[^\s@<>]+$/;
-
-/** True for a plausible email address. */
-export function isEmail(value: string): boolean {
-  return EMAIL.test(value);
 }
 
 /** What is known of a contact for rendering. */
