@@ -1,5 +1,5 @@
 import type { Channel } from "../providers/types.ts";
-import { render, type Template } from "../templates.ts";
+import { MAX_RENDERED_CHARS, render, type Template } from "../templates.ts";
 import type { Content } from "./spec.ts";
 
 /** What is known of the person a message goes to (a contact, or the names given on a direct send). */
@@ -41,12 +41,32 @@ export function renderContent(
 ): RenderedContent {
   const vars = { ...recipientVariables(content.channel, info), ...variables };
   const missing: string[] = [];
+  let tooLarge = false;
   const fill = (text: string | null | undefined): string | undefined => {
     if (text === null || text === undefined) return undefined;
     const out = render(text, vars);
     missing.push(...out.missing);
+    if (out.tooLarge) tooLarge = true;
     return out.text;
   };
+  const rendered = renderChannel(content, template, country, fill, missing);
+  if (tooLarge) {
+    return {
+      ok: false,
+      error: `Rendered message is over ${MAX_RENDERED_CHARS.toLocaleString("en-US")} characters`,
+      missing,
+    };
+  }
+  return rendered;
+}
+
+function renderChannel(
+  content: Content,
+  template: Template | undefined,
+  country: string | undefined,
+  fill: (text: string | null | undefined) => string | undefined,
+  missing: string[],
+): RenderedContent {
   switch (content.channel) {
     case "email": {
       if (template) {
