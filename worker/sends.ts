@@ -19,6 +19,39 @@ import { contactsByIds, devicesOf, type RecipientContact, recipientFilter } from
  * records the others (fan-outs) as processing and starts their dispatch.
  */
 export async function handleSendGroup(w: WorkerContext, job: SendGroupJob & { attempt: number }): Promise<void> {
+  try {
+    await runGroup(w, job);
+  } catch (err) {
+    if (job.sends.length === 1) throw err;
+    await runAlone(w, job, err);
+  }
+}
+
+/**
+ * A group failed (a value the database refuses, say): its sends are run again one by one, so that
+ * one team's bad send never holds back the others accepted with it. A send that fails alone goes
+ * back to the queue as a job of its own, with its own retries and, when they run out, its trigger
+ * shown failed (its undelivered key). Running a send again sends nothing twice (deliveries are
+ * keyed; a fan-out starts once).
+ */
+async function runAlone(w: WorkerContext, job: SendGroupJob & { attempt: number }, err: unknown): Promise<void> {
+  log("warn", "send group failed: its sends run one by one", { sends: job.sends.length, error: String(err) });
+  for (const spec of job.sends) {
+    try {
+      await runGroup(w, { ...job, sends: [spec] });
+    } catch (alone) {
+      log("error", "send failed", { trigger_id: spec.trigger_id, team_id: spec.team_id, error: String(alone) });
+      const retry: SendGroupJob = { type: "send-group", id: crypto.randomUUID(), sends: [spec], attempt: job.attempt };
+      await w.deps.kv.enqueue(retry, {
+        delay: JOB_BACKOFF_MS[0],
+        backoffSchedule: JOB_BACKOFF_MS,
+        keysIfUndelivered: [sendKeys.undelivered(spec.trigger_id, retry.id)],
+      });
+    }
+  }
+}
+
+async function runGroup(w: WorkerContext, job: SendGroupJob & { attempt: number }): Promise<void> {
   const { deps } = w;
   const startedAt = deps.now();
   const fanOuts = job.sends.filter((s) => !isSingleRecipient(s.recipient));
