@@ -217,9 +217,13 @@ export const metrics = {
 
 /** Counts one answered HTTP request (called once per request by the request-context middleware). */
 export function recordRequest(method: string, route: string, status: number, durationMs: number): void {
-  metrics.httpRequests.inc({ method, route, status });
-  metrics.httpDuration.observe({ method, route }, durationMs / 1000);
+  // Any other method name a client makes up counts as OTHER: one label each would grow without end.
+  const label = HTTP_METHODS.has(method) ? method : "OTHER";
+  metrics.httpRequests.inc({ method: label, route, status });
+  metrics.httpDuration.observe({ method: label, route }, durationMs / 1000);
 }
+
+const HTTP_METHODS = new Set(["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]);
 
 /** What {@linkcode trackJob} needs to know of a job. */
 export interface JobInfo {

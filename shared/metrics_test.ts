@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { setLogLevel } from "./log.ts";
-import { jobsInFlight, metrics, Registry, trackJob, waitForJobs } from "./metrics.ts";
+import { jobsInFlight, metrics, recordRequest, Registry, trackJob, waitForJobs } from "./metrics.ts";
 
 setLogLevel("silent");
 
@@ -70,4 +70,11 @@ Deno.test("waitForJobs() resolves true when running jobs finish, false at its ti
   await job;
   assert.equal(await waiting, true);
   assert.equal(jobsInFlight(), 0);
+});
+
+Deno.test("recordRequest() counts a made-up method as OTHER: 1,000 of them add one series, not 1,000", () => {
+  const before = metrics.httpRequests.get({ method: "OTHER", route: "/x", status: 404 });
+  for (let i = 0; i < 1_000; i++) recordRequest(`M${i}XYZ`, "/x", 404, 1);
+  assert.equal(metrics.httpRequests.get({ method: "OTHER", route: "/x", status: 404 }), before + 1_000);
+  assert.equal(metrics.httpRequests.get({ method: "M1XYZ", route: "/x", status: 404 }), 0);
 });

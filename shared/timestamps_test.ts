@@ -13,7 +13,17 @@ Deno.test("parseTimestamp() reads ISO 8601 dates and timestamps, UTC unless a zo
 
 Deno.test("parseTimestamp() refuses what is no timestamp, and days that do not exist", () => {
   for (
-    const text of ["tomorrow", "", "21/11/2026", "2026-13-01", "2026-02-30T00:00:00Z", "2027-02-29", "2026-11-21Tnoon"]
+    const text of [
+      "tomorrow",
+      "",
+      "21/11/2026",
+      "2026-13-01",
+      "2026-02-30T00:00:00Z",
+      "2027-02-29",
+      "2026-11-21Tnoon",
+      "0000-01-01",
+      "0999-12-31",
+    ]
   ) {
     assert.equal(parseTimestamp(text), undefined, text);
   }
