@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createService } from "./main.ts";
-import { dbTest, testDeps, testTeam } from "./shared/testing.ts";
+import { dbTest, randomEmail, testDeps, testTeam } from "./shared/testing.ts";
 
 dbTest("GET /healthz answers ok when the database and KV answer", async () => {
   const app = createService(await testDeps());
@@ -114,6 +114,35 @@ dbTest("a body nested deeper than 32 levels is 400 on every route, before it rea
   assert.equal((await send.json()).code, "body_too_deep");
   // The service still answers.
   assert.equal((await post("/api/v1/contacts", `{"email":"after@example.com"}`)).status, 201);
+});
+
+dbTest("a chunked body is read no further than 1 MiB, whatever its type and before any key is checked", async () => {
+  const deps = await testDeps();
+  const app = createService(deps);
+  const { keys } = await testTeam(deps);
+  // A 16 MiB upload in 64 KiB chunks, counting what is pulled.
+  let pulled = 0;
+  const endless = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (pulled >= 16 * 1024 * 1024) return controller.close();
+      pulled += 65_536;
+      controller.enqueue(new Uint8Array(65_536).fill(0x61));
+    },
+  });
+  const res = await app.request("/api/v1/inbound/twilio/status", {
+    method: "POST",
+    headers: { "Content-Type": "application/x-www-form-urlencoded" },
+    body: endless,
+  });
+  assert.equal(res.status, 413);
+  assert.ok(pulled <= 2 * 1024 * 1024, `read ${pulled} bytes`);
+  // A small chunked JSON body still works.
+  const small = await app.request("/api/v1/contacts", {
+    method: "POST",
+    headers: { "X-API-Key": keys.live, "Content-Type": "application/json" },
+    body: ReadableStream.from([new TextEncoder().encode(JSON.stringify({ email: randomEmail() }))]),
+  });
+  assert.equal(small.status, 201);
 });
 
 dbTest("a body over 1 MiB is 413", async () => {
