@@ -69,22 +69,25 @@ dbTest("POST /messages/send takes from_email only on a verified domain of the te
   assert.equal((await send("billing@verified.test")).status, 201);
 });
 
-dbTest("a send whose variables would render a message over 1,000,000 characters fails it with that reason", async () => {
-  const f = await sendingFixture();
-  const res = await f.post("/api/v1/messages/send", {
-    recipient_type: "direct_email",
-    direct_email: "amp@example.com",
-    subject: "S",
-    content: "{{x}}".repeat(1_000),
-    variables: { x: "A".repeat(100_000) },
-  });
-  const { trigger_id, trigger } = await f.finished(res);
-  assert.equal(trigger.status, "failed");
-  assert.deepEqual(trigger.summary, { total_contacts: 1, sent: 0, failed: 1, filtered: 0 });
-  assert.deepEqual(await f.outbox(trigger_id), []);
-  const [row] = await f.deps.sql`select error from messages where trigger_id = ${trigger_id}`;
-  assert.equal(row.error, "Rendered message is over 1,000,000 characters");
-});
+dbTest(
+  "a send whose variables would render a message over 1,000,000 characters fails it with that reason",
+  async () => {
+    const f = await sendingFixture();
+    const res = await f.post("/api/v1/messages/send", {
+      recipient_type: "direct_email",
+      direct_email: "amp@example.com",
+      subject: "S",
+      content: "{{x}}".repeat(1_000),
+      variables: { x: "A".repeat(100_000) },
+    });
+    const { trigger_id, trigger } = await f.finished(res);
+    assert.equal(trigger.status, "failed");
+    assert.deepEqual(trigger.summary, { total_contacts: 1, sent: 0, failed: 1, filtered: 0 });
+    assert.deepEqual(await f.outbox(trigger_id), []);
+    const [row] = await f.deps.sql`select error from messages where trigger_id = ${trigger_id}`;
+    assert.equal(row.error, "Rendered message is over 1,000,000 characters");
+  },
+);
 
 dbTest("POST /messages/send answers its validation errors", async () => {
   const f = await sendingFixture();

@@ -12,8 +12,18 @@ export const errors = errorResponses({
   429: "Rate limit exceeded",
 });
 
-/** A string or a list of strings (tags). */
-export const TagList = z.union([z.string(), z.array(z.string())]);
+/** The most tags a send names (it reaches contacts with all of them), and the longest tag (as on a contact). */
+export const MAX_SEND_TAGS = 100;
+export const MAX_TAG_LENGTH = 255;
+
+/**
+ * A string (comma-separated tags) or a list of strings (tags). Bounded: a 70,000-character tag was
+ * accepted, then its fan-out job could not be stored and the send failed minutes later.
+ */
+export const TagList = z.union([
+  z.string().max(MAX_SEND_TAGS * (MAX_TAG_LENGTH + 1)),
+  z.array(z.string().max(MAX_TAG_LENGTH)).max(MAX_SEND_TAGS),
+]);
 /** Free-form object. */
 export const Json = z.record(z.string(), z.unknown());
 /** Template variables: an object (`{{name}}`), or a list for WhatsApp's `{{1}}`, `{{2}}`. */

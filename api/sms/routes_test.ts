@@ -228,6 +228,16 @@ dbTest("POST /sms/send answers the errors of the specification", async () => {
 
   const noTag = await send({ template_key: "hi", recipient_type: "tag" });
   assert.deepEqual(noTag.body.message, ["tag should not be empty"]);
+  const tooMuch: [unknown, string][] = [
+    [Array.from({ length: 101 }, (_, i) => `t${i}`), "tag must contain at most 100 elements"],
+    [["x".repeat(256)], "tag.0 must be at most 255 characters"],
+    ["x".repeat(30_000), "tag must be at most 25600 characters"],
+  ];
+  for (const [tag, message] of tooMuch) {
+    const res = await send({ template_key: "hi", recipient_type: "tag", tag });
+    assert.equal(res.status, 400, JSON.stringify(res.body));
+    assert.deepEqual(res.body.message, [message]);
+  }
 
   const badDate = await send({ ...direct, triggerAt: "tomorrow" });
   assert.equal(badDate.status, 400);

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { MAX_SEND_TAGS, MAX_TAG_LENGTH } from "../messages/schemas.ts";
 import { RecordId } from "../../shared/http/schemas.ts";
 import { specMessage, storable } from "../../shared/http/validation.ts";
 import { triggerAtField, withTriggerAtAliases } from "./schedule.ts";
@@ -9,9 +10,10 @@ const badTriggerAt = specMessage("Invalid trigger_at format", "trigger_at", "inv
 const Json = z.record(z.string(), z.unknown());
 
 /** `tag` or `tags`: a list of tags, or one tag (a comma-separated string splits). */
-const TagList = z.union([z.array(z.string().trim().min(1)), z.string()]).transform((v) =>
-  (Array.isArray(v) ? v : v.split(",")).map((t) => t.trim()).filter(Boolean)
-);
+const TagList = z.union([
+  z.array(z.string().trim().min(1).max(MAX_TAG_LENGTH)).max(MAX_SEND_TAGS),
+  z.string().max(MAX_SEND_TAGS * (MAX_TAG_LENGTH + 1)),
+]).transform((v) => (Array.isArray(v) ? v : v.split(",")).map((t) => t.trim()).filter(Boolean));
 
 /** Per step_order (as a key, or as items of a list): what this start changes of a step. */
 const StepOverride = z.strictObject({

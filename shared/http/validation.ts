@@ -171,6 +171,16 @@ export function describeIssue(issue: z.core.$ZodIssue, data?: unknown): string {
       if (issue.format === "uuid") return `${field} must be a UUID`;
       if (issue.format === "datetime") return `${field} must be an ISO 8601 date string`;
       return `${field} must match the ${issue.format} format`;
+    case "invalid_union": {
+      // The option the value had the type of tells what is wrong with it (a list of 101 tags where a
+      // string or a list of at most 100 is taken: "at most 100 elements", not "invalid").
+      const fitting = issue.errors.find((option) =>
+        !option.some((i) => i.code === "invalid_type" && i.path.length === 0)
+      );
+      const inner = fitting?.[0];
+      if (!inner) return `${field} is invalid`;
+      return describeIssue({ ...inner, path: [...issue.path, ...inner.path] } as z.core.$ZodIssue, data);
+    }
     case "unrecognized_keys":
       return `${field} has unknown properties: ${issue.keys.join(", ")}`;
     default:
