@@ -8,8 +8,13 @@ import { kvKeys } from "../shared/kv.ts";
 const RECIPIENT_WINDOW_MS = 5 * 60_000;
 const IP_WINDOW_MS = 60 * 60_000;
 
+/** An IPv4 or IPv6 address as a proxy writes it (anything else in the header is ignored). */
+const IP = /^[0-9A-Fa-f:.]{2,45}$/;
+
 function firstForwarded(c: Context<AppEnv>): string | undefined {
-  return c.req.header("x-forwarded-for")?.split(",")[0]?.trim() || undefined;
+  const first = c.req.header("x-forwarded-for")?.split(",")[0]?.trim();
+  // Not an address (3,000 characters of garbage made the limit's KV key too large: a 500).
+  return first && IP.test(first) ? first : undefined;
 }
 
 /**

@@ -88,5 +88,8 @@ Deno.test("clientIp() takes the first X-Forwarded-For entry only behind a truste
     // Called without a socket (tests), it falls back to the header, then 'unknown'.
     assert.equal(await (await app.request("/", { headers })).text(), "203.0.113.7");
     assert.equal(await (await app.request("/")).text(), "unknown");
+    // A first entry that is no address is ignored: the socket's address counts.
+    const garbage = { "X-Forwarded-For": "x".repeat(3_000) };
+    assert.equal(await (await app.request("/", { headers: garbage }, env)).text(), "192.0.2.1");
   }
 });

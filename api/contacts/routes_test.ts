@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { MAX_ID_LENGTH } from "../../shared/http/schemas.ts";
-import { dbTest } from "../../shared/testing.ts";
+import { dbTest, randomEmail } from "../../shared/testing.ts";
 import { contactsFixture, createdContact, randomContact } from "./testing.ts";
 
 const DEFAULT_PREFERENCES = {
@@ -306,4 +306,16 @@ dbTest("a contact id or external_id over 255 characters in a path is 400; up to 
   }
   assert.equal((await call("GET", `/${created.id}`)).body.external_id, long);
   assert.equal((await call("GET", `/external/${"u".repeat(MAX_ID_LENGTH)}`)).status, 404);
+});
+
+dbTest("POST /contacts refuses a custom_fields.phone over 32 characters (it is indexed for STOP replies)", async () => {
+  const { call } = await contactsFixture();
+  const res = await call("POST", "", { email: randomEmail(), custom_fields: { phone: "1".repeat(9_000) } });
+  assert.equal(res.status, 400);
+  assert.deepEqual(res.body.message, ["custom_fields.phone must be at most 32 characters"]);
+  const ok = await call("POST", "", {
+    email: randomEmail(),
+    custom_fields: { phone: "+1 (415) 555-0100", notes: "x".repeat(9_000) },
+  });
+  assert.equal(ok.status, 201);
 });

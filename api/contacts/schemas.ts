@@ -114,6 +114,14 @@ export const CreateEmail = z.email({
 const name = z.string().max(255).nullable();
 const tags = z.array(z.string().min(1).max(255)).max(1000);
 const jsonObject = z.record(z.string(), z.unknown());
+/**
+ * `custom_fields`: free-form, but `phone` is the number SMS and WhatsApp go to (and is indexed for
+ * STOP replies): at most 32 characters (a 9,000-digit one overflowed the index: a 500).
+ */
+const customFields = jsonObject.refine(
+  (fields) => typeof fields.phone !== "string" || fields.phone.length <= 32,
+  { error: "custom_fields.phone must be at most 32 characters", path: ["phone"] },
+);
 
 /** POST /contacts body. */
 export const CreateContactBody = z.object({
@@ -123,7 +131,7 @@ export const CreateContactBody = z.object({
   last_name: name.optional(),
   tags: tags.optional(),
   is_active: z.boolean().optional(),
-  custom_fields: jsonObject.optional(),
+  custom_fields: customFields.optional(),
   metadata: jsonObject.optional(),
 }).openapi("CreateContact");
 
@@ -136,7 +144,7 @@ export const UpdateContactBody = z.object({
   tags: tags.optional(),
   is_active: z.boolean().optional(),
   is_unsubscribed: z.boolean().optional(),
-  custom_fields: jsonObject.optional(),
+  custom_fields: customFields.optional(),
   metadata: jsonObject.optional(),
 }).openapi("UpdateContact");
 
