@@ -1,6 +1,5 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_EMAIL_LENGTH } from "../shared/email.ts";
-import { storable } from "../shared/http/validation.ts";
 import { isE164 } from "../shared/phone.ts";
 
 /** Largest `metadata` kept with a session (it lives in one KV value). */
@@ -25,37 +24,35 @@ const OtpConfig = z.object({
 }).openapi("OtpConfig");
 
 /** Body of `POST /otp/send`. */
-export const SendBody = storable(
-  z.object({
-    channels: z.array(Channel).min(1).max(3),
-    recipients: Recipients,
-    config: OtpConfig.prefault({}),
-    metadata: z.record(z.string(), z.unknown()).default({}),
-    add_contact: z.boolean().default(false),
-    sandbox_mode: z.boolean().default(false),
-    verification_mode: z.enum(["any", "all"]).default("any"),
-    /** Fill `{{first_name}}` / `{{last_name}}` of custom templates and the contact made by add_contact. */
-    first_name: z.string().max(200).nullish(),
-    last_name: z.string().max(200).nullish(),
-  }).superRefine((body, ctx) => {
-    for (const channel of new Set(body.channels)) {
-      if (!body.recipients[channel]) {
-        ctx.addIssue({
-          code: "custom",
-          path: ["recipients", channel],
-          message: `recipients.${channel} is required when the ${channel} channel is listed`,
-        });
-      }
-    }
-    if (new TextEncoder().encode(JSON.stringify(body.metadata)).length > MAX_METADATA_BYTES) {
+export const SendBody = z.object({
+  channels: z.array(Channel).min(1).max(3),
+  recipients: Recipients,
+  config: OtpConfig.prefault({}),
+  metadata: z.record(z.string(), z.unknown()).default({}),
+  add_contact: z.boolean().default(false),
+  sandbox_mode: z.boolean().default(false),
+  verification_mode: z.enum(["any", "all"]).default("any"),
+  /** Fill `{{first_name}}` / `{{last_name}}` of custom templates and the contact made by add_contact. */
+  first_name: z.string().max(200).nullish(),
+  last_name: z.string().max(200).nullish(),
+}).superRefine((body, ctx) => {
+  for (const channel of new Set(body.channels)) {
+    if (!body.recipients[channel]) {
       ctx.addIssue({
         code: "custom",
-        path: ["metadata"],
-        message: `metadata must be at most ${MAX_METADATA_BYTES} bytes`,
+        path: ["recipients", channel],
+        message: `recipients.${channel} is required when the ${channel} channel is listed`,
       });
     }
-  }),
-).openapi("OtpSendRequest");
+  }
+  if (new TextEncoder().encode(JSON.stringify(body.metadata)).length > MAX_METADATA_BYTES) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["metadata"],
+      message: `metadata must be at most ${MAX_METADATA_BYTES} bytes`,
+    });
+  }
+}).openapi("OtpSendRequest");
 
 /** The validated send body. */
 export type SendInput = z.infer<typeof SendBody>;

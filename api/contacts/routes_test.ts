@@ -319,3 +319,14 @@ dbTest("POST /contacts refuses a custom_fields.phone over 32 characters (it is i
   });
   assert.equal(ok.status, 201);
 });
+
+dbTest("POST /contacts refuses an unpaired surrogate (it became U+FFFD, so two different ids met as one)", async () => {
+  const { call } = await contactsFixture();
+  for (
+    const body of [{ email: randomEmail(), external_id: "\udc00" }, { email: randomEmail(), first_name: "A\ud800" }]
+  ) {
+    const res = await call("POST", "", body);
+    assert.equal(res.status, 400);
+    assert.equal(res.body.code, "invalid_characters");
+  }
+});

@@ -1,6 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_EMAIL_LENGTH, RecordId } from "../../shared/http/schemas.ts";
-import { specMessage, storable } from "../../shared/http/validation.ts";
+import { specMessage } from "../../shared/http/validation.ts";
 import { triggerAtField, withTriggerAtAliases } from "../workflows/schedule.ts";
 
 const nameRequired = specMessage("Event name is required", "event_name", "required");
@@ -19,7 +19,7 @@ export const UserInfo = z.looseObject({
 
 /** `POST /events/send` body. */
 export const SendEventBody = withTriggerAtAliases(
-  storable(z.object({
+  z.object({
     event_name: z.string({ error: nameRequired }).trim().min(1, { error: nameRequired }).max(200),
     user_info: UserInfo.optional(),
     source: z.looseObject({
@@ -30,7 +30,7 @@ export const SendEventBody = withTriggerAtAliases(
     event_data: Json.optional(),
     variables: Json.optional(),
     trigger_at: triggerAtField(badTriggerAt).optional(),
-  })),
+  }),
 ).openapi("SendEvent");
 
 /** The body after validation. */

@@ -1,6 +1,5 @@
 import { z } from "@hono/zod-openapi";
 import { errorResponses, MAX_EMAIL_LENGTH, RecordId, RecordKey, timestamp } from "../../shared/http/schemas.ts";
-import { storable } from "../../shared/http/validation.ts";
 
 /** Response entries for the error statuses a send or tracking route answers. */
 export const errors = errorResponses({
@@ -48,7 +47,7 @@ export const AcceptedSend = z.object({
 }).openapi("AcceptedSend");
 
 /** POST /messages/send. */
-export const EmailSendBody = storable(z.object({
+export const EmailSendBody = z.object({
   recipient_type: z.enum(["direct_email", "contact", "tag", "segment", "all"]),
   direct_email: z.string().optional(),
   contact_external_id: RecordId.optional(),
@@ -69,10 +68,10 @@ export const EmailSendBody = storable(z.object({
   campaign_name: z.string().optional(),
   metadata: Json.optional(),
   ...ScheduleFields,
-})).openapi("EmailSendRequest");
+}).openapi("EmailSendRequest");
 
 /** POST /messages/trigger. */
-export const TriggerBody = storable(z.object({
+export const TriggerBody = z.object({
   recipient_type: z.enum(["contact", "tag", "segment", "all"]),
   channels: z.array(z.string()).min(1),
   contact_external_id: RecordId.optional(),
@@ -89,7 +88,7 @@ export const TriggerBody = storable(z.object({
   message_category: z.enum(["transactional", "promotional"]).optional(),
   campaign_name: z.string().optional(),
   ...ScheduleFields,
-})).openapi("TriggerRequest");
+}).openapi("TriggerRequest");
 
 /** The multi-channel trigger's answer (200). */
 export const TriggerAccepted = z.object({

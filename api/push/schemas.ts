@@ -1,13 +1,12 @@
 import { z } from "@hono/zod-openapi";
 import { RecordId, RecordKey } from "../../shared/http/schemas.ts";
-import { storable } from "../../shared/http/validation.ts";
 import { Json, ScheduleFields, TagList, Variables } from "../messages/schemas.ts";
 
 /** A push action button. */
 const Action = z.object({ title: z.string(), action: z.string(), icon: z.string().optional() });
 
 /** POST /push/send. */
-export const PushSendBody = storable(z.object({
+export const PushSendBody = z.object({
   title: z.string().optional(),
   body: z.string().optional(),
   template_id: RecordKey.optional(),
@@ -31,4 +30,4 @@ export const PushSendBody = storable(z.object({
   campaign_name: z.string().optional(),
   push_identity_id: RecordKey.optional(),
   ...ScheduleFields,
-})).openapi("PushSendRequest");
+}).openapi("PushSendRequest");

@@ -1,10 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { RecordId, RecordKey } from "../../shared/http/schemas.ts";
-import { storable } from "../../shared/http/validation.ts";
 import { Json, ScheduleFields, TagList, Variables } from "../messages/schemas.ts";
 
 /** POST /sms/send. */
-export const SmsSendBody = storable(z.object({
+export const SmsSendBody = z.object({
   template_key: RecordKey.min(1),
   recipient_type: z.enum(["direct_sms", "contact", "tag", "all"]),
   direct_phone: z.string().optional().openapi({ description: "E.164, when recipient_type is direct_sms" }),
@@ -20,4 +19,4 @@ export const SmsSendBody = storable(z.object({
   message_category: z.enum(["transactional", "promotional"]).optional(),
   campaign_name: z.string().optional(),
   ...ScheduleFields,
-})).openapi("SmsSendRequest");
+}).openapi("SmsSendRequest");

@@ -1,10 +1,9 @@
 import { z } from "@hono/zod-openapi";
 import { RecordId, RecordKey } from "../../shared/http/schemas.ts";
-import { storable } from "../../shared/http/validation.ts";
 import { Json, ScheduleFields, TagList, Variables } from "../messages/schemas.ts";
 
 /** POST /whatsapp/send. */
-export const WhatsAppSendBody = storable(z.object({
+export const WhatsAppSendBody = z.object({
   template_key: RecordKey.min(1),
   recipient_type: z.enum(["direct_whatsapp", "contact", "tag", "all"]),
   conversation_category: z.enum(["MARKETING", "UTILITY", "AUTHENTICATION"]),
@@ -20,4 +19,4 @@ export const WhatsAppSendBody = storable(z.object({
   whatsapp_identity_id: RecordKey.optional(),
   campaign_name: z.string().optional(),
   ...ScheduleFields,
-})).openapi("WhatsAppSendRequest");
+}).openapi("WhatsAppSendRequest");

@@ -1,7 +1,7 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_SEND_TAGS, MAX_TAG_LENGTH } from "../messages/schemas.ts";
 import { RecordId } from "../../shared/http/schemas.ts";
-import { specMessage, storable } from "../../shared/http/validation.ts";
+import { specMessage } from "../../shared/http/validation.ts";
 import { triggerAtField, withTriggerAtAliases } from "./schedule.ts";
 import { MAX_WORKFLOW_NAME } from "./schemas.ts";
 
@@ -66,15 +66,13 @@ function checkTarget(
 
 /** `POST /workflows/trigger` body. */
 export const TriggerWorkflowBody = withTriggerAtAliases(
-  storable(z.object(fields).superRefine((b, ctx) => checkTarget(b, [...b.tag ?? [], ...b.tags ?? []], ctx))),
+  z.object(fields).superRefine((b, ctx) => checkTarget(b, [...b.tag ?? [], ...b.tags ?? []], ctx)),
 ).openapi("TriggerWorkflow");
 
 /** `POST /workflows/send` body: the trigger's fields, plus per-step overrides. */
 export const SendWorkflowBody = withTriggerAtAliases(
-  storable(
-    z.object({ ...fields, steps_override: StepsOverride.optional() })
-      .superRefine((b, ctx) => checkTarget(b, [...b.tag ?? [], ...b.tags ?? []], ctx)),
-  ),
+  z.object({ ...fields, steps_override: StepsOverride.optional() })
+    .superRefine((b, ctx) => checkTarget(b, [...b.tag ?? [], ...b.tags ?? []], ctx)),
 ).openapi("SendWorkflow");
 
 /** Either body after validation. */

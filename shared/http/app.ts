@@ -1,11 +1,11 @@
 import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
-import { AppError, reasonPhrase, shapeA, shapeB, ValidationError } from "../errors.ts";
+import { AppError, reasonPhrase, shapeA, shapeB } from "../errors.ts";
 import { log } from "../log.ts";
 import { recordRequest } from "../metrics.ts";
 import type { AppEnv } from "./env.ts";
-import { MAX_BODY_DEPTH, nestedDeeperThan, TOO_DEEP, UNSTORABLE_TEXT, validationError } from "./validation.ts";
+import { bodyRefusal, UNSTORABLE_TEXT, validationError } from "./validation.ts";
 
 /** Largest request body accepted (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -15,9 +15,8 @@ export function newRouter(): OpenAPIHono<AppEnv> {
   return new OpenAPIHono<AppEnv>({
     defaultHook: (result) => {
       if (!result.success) throw validationError(result.error, (result as { data?: unknown }).data);
-      if (result.target === "json" && nestedDeeperThan(result.data, MAX_BODY_DEPTH)) {
-        throw new ValidationError(TOO_DEEP, "body_too_deep");
-      }
+      const refusal = result.target === "json" ? bodyRefusal(result.data) : undefined;
+      if (refusal) throw refusal;
     },
   });
 }
@@ -56,7 +55,7 @@ export function handleError(err: Error, c: Context<AppEnv>): Response {
  * Postgres refuses U+0000 in text (22021) and in jsonb (22P05), and an unpaired surrogate (`\ud800`)
  * in jsonb (22P02 on type json). Such a value can only come from the request (a path, query or body
  * string), so it is a bad request, not a 500. Send bodies refuse such text as they are validated
- * (`storable` in validation.ts), with the same answer.
+ * (`bodyRefusal` in validation.ts), with the same answer.
  */
 function isUnstorableText(err: Error): boolean {
   const code = (err as { code?: unknown }).code;

@@ -11,8 +11,8 @@ export const MAX_ID_LENGTH = 255;
  */
 export const MAX_KEY_LENGTH = 200;
 
-/** The longest email address (RFC 5321). */
-export const MAX_EMAIL_LENGTH = 320;
+/** The longest email address (RFC 5321), from the one email check. */
+export { MAX_EMAIL_LENGTH } from "../email.ts";
 
 /**
  * A field naming an existing record by its id or external id. Bounded, so that a 404 that shows

@@ -29,49 +29,6 @@ export function isStorableText(text: string): boolean {
   return !text.includes("\u0000") && text.isWellFormed();
 }
 
-/** A value met by unstorablePath's walk: the key it stands under in its parent. */
-interface Visit {
-  value: unknown;
-  key?: PropertyKey;
-  parent?: Visit;
-}
-
-/** The keys from the root down to `visit`, then `key` when given. */
-function pathOf(visit: Visit, key?: PropertyKey): PropertyKey[] {
-  const path: PropertyKey[] = [];
-  for (let v: Visit | undefined = visit; v?.parent; v = v.parent) path.push(v.key!);
-  path.reverse();
-  if (key !== undefined) path.push(key);
-  return path;
-}
-
-/**
- * The path of the first string, as a value or as a key at any depth of objects and arrays, that
- * Postgres could not store; undefined when there is none. Walks with its own stack, and builds a
- * path only for the string it reports, so that any nesting JSON.parse accepted costs time linear
- * in the size of the value and never overflows the call stack.
- */
-export function unstorablePath(value: unknown): PropertyKey[] | undefined {
-  const stack: Visit[] = [{ value }];
-  while (stack.length > 0) {
-    const visit = stack.pop()!;
-    const v = visit.value;
-    if (typeof v === "string") {
-      if (!isStorableText(v)) return pathOf(visit);
-    } else if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], key: i, parent: visit });
-    } else if (v !== null && typeof v === "object") {
-      const entries = Object.entries(v);
-      for (let i = entries.length - 1; i >= 0; i--) {
-        const [key, item] = entries[i];
-        if (!isStorableText(key)) return pathOf(visit, key);
-        stack.push({ value: item, key, parent: visit });
-      }
-    }
-  }
-  return undefined;
-}
-
 /**
  * How deep a request body may nest (objects and arrays). Far beyond any body of the interface, and
  * far below what breaks Postgres: a jsonb value some thousands of levels deep exceeds its stack
@@ -82,28 +39,33 @@ export const MAX_BODY_DEPTH = 32;
 /** The answer to a body nested deeper than MAX_BODY_DEPTH. */
 export const TOO_DEEP = `Request body must not be nested more than ${MAX_BODY_DEPTH} levels deep`;
 
-/** True when objects and arrays in `value` nest more than `max` levels deep (walked without recursion). */
-export function nestedDeeperThan(value: unknown, max: number): boolean {
+/**
+ * Why a validated JSON body cannot be taken as it is, or undefined: nested over MAX_BODY_DEPTH
+ * (400 `body_too_deep`), or holding a string Postgres cannot store, as a value or a key at any depth
+ * (400 UNSTORABLE_TEXT, `invalid_characters`: NUL is refused in text and jsonb, and an unpaired
+ * surrogate became U+FFFD in a text column, so two different ids met as one). One walk, with its own
+ * stack, over every route's body.
+ */
+export function bodyRefusal(value: unknown): ValidationError | undefined {
   const stack: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
   while (stack.length > 0) {
     const { value: v, depth } = stack.pop()!;
+    if (typeof v === "string") {
+      if (!isStorableText(v)) return new ValidationError(UNSTORABLE_TEXT, "invalid_characters");
+      continue;
+    }
     if (v === null || typeof v !== "object") continue;
-    if (depth >= max) return true;
-    for (const item of Array.isArray(v) ? v : Object.values(v)) stack.push({ value: item, depth: depth + 1 });
+    if (depth >= MAX_BODY_DEPTH) return new ValidationError(TOO_DEEP, "body_too_deep");
+    if (Array.isArray(v)) {
+      for (const item of v) stack.push({ value: item, depth: depth + 1 });
+      continue;
+    }
+    for (const [key, item] of Object.entries(v)) {
+      if (!isStorableText(key)) return new ValidationError(UNSTORABLE_TEXT, "invalid_characters");
+      stack.push({ value: item, depth: depth + 1 });
+    }
   }
-  return false;
-}
-
-/**
- * The schema, refusing a value that holds a string (at any depth, keys included) Postgres could
- * not store: 400 UNSTORABLE_TEXT (code `invalid_characters`) at validation time, rather than an
- * accepted request whose text is dropped or refused later. Runs once the rest of the schema passed.
- */
-export function storable<T extends z.ZodType>(schema: T): T {
-  return schema.superRefine((value, ctx) => {
-    const path = unstorablePath(value);
-    if (path) ctx.addIssue({ code: "custom", path, message: UNSTORABLE_TEXT });
-  });
+  return undefined;
 }
 
 const DEFAULT_PREFIXES = ["Invalid ", "Too ", "Unrecognized ", "Expected "];
@@ -200,9 +162,6 @@ export function validationError(error: z.core.$ZodError, data?: unknown): Valida
         details: spec,
       });
     }
-  }
-  if (error.issues.some((issue) => issue.message === UNSTORABLE_TEXT)) {
-    return new ValidationError(UNSTORABLE_TEXT, "invalid_characters");
   }
   // A value of the wrong type is reported as such, not also for its size (zod 4 runs an array's
   // `.max()` on a string given in its place).

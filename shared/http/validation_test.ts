@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { isStorableText, storable, UNSTORABLE_TEXT, unstorablePath, validationError } from "./validation.ts";
+import { bodyRefusal, isStorableText, MAX_BODY_DEPTH, UNSTORABLE_TEXT, validationError } from "./validation.ts";
 
 function linesFor(schema: z.ZodType, data: unknown): string | string[] {
   const result = schema.safeParse(data);
@@ -51,41 +51,27 @@ Deno.test("isStorableText() refuses U+0000 and unpaired surrogates, not surrogat
   }
 });
 
-Deno.test("unstorablePath() finds a bad string at any depth, as a value or a key", () => {
-  assert.equal(unstorablePath({ a: "x", b: [1, null, true, { c: "😀" }] }), undefined);
-  assert.equal(unstorablePath(42), undefined);
-  assert.deepEqual(unstorablePath("\u0000"), []);
-  assert.deepEqual(unstorablePath({ a: "ok", b: "b\u0000" }), ["b"]);
-  assert.deepEqual(unstorablePath({ a: { b: [1, "two", { c: "\ud800" }] } }), ["a", "b", 2, "c"]);
-  assert.deepEqual(unstorablePath({ a: { ["k\u0000"]: 1 } }), ["a", "k\u0000"]);
-  assert.deepEqual(unstorablePath([["ok"], ["ok", "\udfff"]]), [1, 1]);
-  // The first in document order.
-  assert.deepEqual(unstorablePath({ a: ["\u0000"], b: "\u0000" }), ["a", 0]);
+Deno.test("bodyRefusal() refuses text Postgres cannot store, as a value or a key, at any depth", () => {
+  assert.equal(bodyRefusal({ a: "x", b: [1, null, true, { c: "😀" }] }), undefined);
+  assert.equal(bodyRefusal(42), undefined);
+  for (
+    const bad of ["\u0000", { a: "ok", b: "b\u0000" }, { a: { b: [1, "two", { c: "\ud800" }] } }, {
+      a: { ["k\u0000"]: 1 },
+    }, [["ok"], ["ok", "\udfff"]]]
+  ) {
+    const refusal = bodyRefusal(bad);
+    assert.equal(refusal?.status, 400, JSON.stringify(bad));
+    assert.equal(refusal?.code, "invalid_characters");
+    assert.equal(refusal?.body, UNSTORABLE_TEXT);
+  }
+  assert.equal(UNSTORABLE_TEXT, "Text must not contain NUL (U+0000) characters or unpaired surrogates");
 });
 
-Deno.test("unstorablePath() walks any nesting JSON.parse accepts, without recursion", () => {
-  const depth = 100_000;
-  const deep = JSON.parse(`${"[".repeat(depth)}"\\u0000"${"]".repeat(depth)}`);
-  const path = unstorablePath(deep);
-  assert.equal(path?.length, depth);
-  assert.ok(path!.every((key) => key === 0));
+Deno.test("bodyRefusal() refuses nesting over MAX_BODY_DEPTH, walking any JSON.parse accepts without recursion", () => {
+  const nest = (n: number) => JSON.parse(`${"[".repeat(n)}${"]".repeat(n)}`);
+  assert.equal(bodyRefusal(nest(MAX_BODY_DEPTH)), undefined);
+  assert.equal(bodyRefusal(nest(MAX_BODY_DEPTH + 1))?.code, "body_too_deep");
+  assert.equal(bodyRefusal(nest(100_000))?.code, "body_too_deep");
   const wide = Object.fromEntries(Array.from({ length: 100_000 }, (_, i) => [`k${i}`, { v: `value ${i}` }]));
-  assert.equal(unstorablePath(wide), undefined);
-});
-
-Deno.test("storable(): a bad string is answered 400 UNSTORABLE_TEXT, code invalid_characters, once the rest passed", () => {
-  const schema = storable(z.object({ name: z.string(), variables: z.record(z.string(), z.unknown()).optional() }));
-  assert.equal(schema.safeParse({ name: "n", variables: { a: ["ok", "😀"] } }).success, true);
-  const data = { name: "n", variables: { a: [{ b: "\u0000" }] } };
-  const result = schema.safeParse(data);
-  assert.equal(result.success, false);
-  assert.deepEqual(result.error!.issues.map((i) => i.path), [["variables", "a", 0, "b"]]);
-  const error = validationError(result.error!, data);
-  assert.equal(error.status, 400);
-  assert.equal(error.code, "invalid_characters");
-  assert.equal(error.body, UNSTORABLE_TEXT);
-  assert.equal(error.body, "Text must not contain NUL (U+0000) characters or unpaired surrogates");
-  assert.deepEqual(error.extra, {});
-  // A body with other problems is answered with them.
-  assert.deepEqual(linesFor(schema, { variables: { a: "\u0000" } }), ["name should not be empty"]);
+  assert.equal(bodyRefusal(wide), undefined);
 });
