@@ -238,17 +238,22 @@ dbTest("delivery refuses a loopback target when private targets are not allowed,
   }
 });
 
+/** The first-attempt job of one new `message.sent` event to one endpoint. */
+function firstAttempt(teamId: string, endpointId: string): WebhookDeliverJob {
+  return WebhookDeliverJob.parse({
+    type: "webhook-deliver",
+    team_id: teamId,
+    attempt: 1,
+    deliveries: [{ endpoint_id: endpointId, event: newEvent("message.sent", { message_id: "m" }, Date.now()) }],
+  });
+}
+
 dbTest("a redelivered job does not POST again to an endpoint that already succeeded", async () => {
   const s = await setup();
   const receiver = startReceiver([200]);
   try {
     const endpoint = await s.register(receiver.url);
-    const job = WebhookDeliverJob.parse({
-      type: "webhook-deliver",
-      team_id: s.team.id,
-      attempt: 1,
-      deliveries: [{ endpoint_id: endpoint.id, event: newEvent("message.sent", { message_id: "m" }, Date.now()) }],
-    });
+    const job = firstAttempt(s.team.id, endpoint.id);
     await deliverWebhooks(s.deps, job);
     await deliverWebhooks(s.deps, job);
     assert.equal(receiver.received.length, 1);
@@ -266,12 +271,7 @@ dbTest(
     const receiver = startReceiver([500]);
     try {
       const endpoint = await s.register(receiver.url);
-      const job = WebhookDeliverJob.parse({
-        type: "webhook-deliver",
-        team_id: s.team.id,
-        attempt: 1,
-        deliveries: [{ endpoint_id: endpoint.id, event: newEvent("message.sent", { message_id: "m" }, Date.now()) }],
-      });
+      const job = firstAttempt(s.team.id, endpoint.id);
       // Two runs of the first attempt at once (the queue delivers at least once).
       await Promise.all([deliverWebhooks(s.deps, job), deliverWebhooks(s.deps, job)]);
       await waitFor(async () => (await s.attempts(endpoint.id)).length >= MAX_ATTEMPTS + 1, 20_000);
