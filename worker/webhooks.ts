@@ -155,20 +155,23 @@ export async function deliverWebhooks(deps: Deps, job: WebhookDeliverJob): Promi
 /** Records attempts that ended, disables the endpoints that answered 410, and enqueues the retries. */
 async function record(deps: Deps, job: WebhookDeliverJob, outcomes: Outcome[], delay: number | undefined) {
   const retryAt = (o: Outcome) => (delay === undefined || o.status !== "failed" || o.gone ? null : o.endedAt + delay);
-  const rows = outcomes.map((o) => ({
-    id: attemptId(o.startedAt),
-    endpoint_id: o.delivery.endpoint_id,
-    team_id: job.team_id,
-    event_id: o.delivery.event.id,
-    event_type: o.delivery.event.type,
-    attempt: job.attempt,
-    status: o.status,
-    response_status: o.responseStatus,
-    error: o.error,
-    latency_ms: o.latencyMs,
-    next_retry_at: retryAt(o) === null ? null : new Date(retryAt(o)!),
-    created_at: new Date(o.startedAt),
-  }));
+  const rows = outcomes.map((o) => {
+    const next = retryAt(o);
+    return {
+      id: attemptId(o.startedAt),
+      endpoint_id: o.delivery.endpoint_id,
+      team_id: job.team_id,
+      event_id: o.delivery.event.id,
+      event_type: o.delivery.event.type,
+      attempt: job.attempt,
+      status: o.status,
+      response_status: o.responseStatus,
+      error: o.error,
+      latency_ms: o.latencyMs,
+      next_retry_at: next === null ? null : new Date(next),
+      created_at: new Date(o.startedAt),
+    };
+  });
   const gone = [...new Set(outcomes.filter((o) => o.gone).map((o) => o.delivery.endpoint_id))];
   // One transaction: whoever reads an endpoint's 410 attempt also sees the endpoint disabled.
   await deps.sql.begin(async (tx) => {
@@ -220,19 +223,11 @@ async function enqueueRetries(
   retries: { delivery: Delivery; due: number }[],
 ): Promise<void> {
   const key = (d: Delivery) => kvKeys.webhookRetry(d.event.id, d.endpoint_id, attempt);
-  const fresh: { delivery: Delivery; due: number }[] = [];
-  for (let i = 0; i < retries.length; i += 10) {
-    const chunk = retries.slice(i, i + 10);
-    const entries = await deps.kv.getMany(chunk.map((r) => key(r.delivery)));
-    chunk.forEach((r, j) => {
-      if (entries[j].versionstamp === null) fresh.push(r);
-    });
-  }
   // Retries due within a second of each other share a job, due when the last of them is.
   const groups: { due: number; deliveries: Delivery[] }[] = [];
-  for (const r of fresh.sort((a, b) => a.due - b.due)) {
+  for (const r of [...retries].sort((a, b) => a.due - b.due)) {
     const last = groups.at(-1);
-    if (last && r.due - last.due < 1_000 && last.deliveries.length > 0) {
+    if (last && r.due - last.due < 1_000) {
       last.deliveries.push(r.delivery);
       last.due = Math.max(last.due, r.due);
     } else groups.push({ due: r.due, deliveries: [r.delivery] });
@@ -242,7 +237,7 @@ async function enqueueRetries(
       const { jobs } = packJobs(teamId, deliveries.slice(i, i + RETRIES_PER_JOB), attempt, due);
       for (const retryJob of jobs) {
         if (await commitRetry(deps, retryJob, key, due)) continue;
-        // Another run of the job enqueued some of them meanwhile: the rest one by one.
+        // Another run of the job enqueued some of them already: the rest one by one.
         for (const d of retryJob.deliveries) await commitRetry(deps, { ...retryJob, deliveries: [d] }, key, due);
       }
     }
