@@ -299,6 +299,8 @@ dbTest("a slow endpoint does not hold back the retry of a fast failure in the sa
     const wait = fast.received[1].at - fast.received[0].at;
     // Counted from the fast failure, not from the slow endpoint's timeout 1.5 s later.
     assert.ok(wait < 1_400, `second attempt ${wait} ms after the first`);
+    // The second attempt is recorded once its answer is in: wait for its row.
+    await waitFor(async () => (await s.attempts(quick.id)).length === 2);
     const [second, first] = await s.attempts(quick.id);
     assert.ok(Date.parse(first.created_at as string) <= fast.received[0].at, "the attempt's own time");
     assert.equal(second.status, "succeeded");
