@@ -1,3 +1,4 @@
+import { newUuidV7 } from "../shared/sending/ids.ts";
 import type { ApiKey } from "../shared/deps.ts";
 import type { Deps } from "../shared/deps.ts";
 import { kvKeys } from "../shared/kv.ts";
@@ -71,7 +72,9 @@ export async function sendOtp(deps: Deps, caller: Caller, input: SendInput): Pro
   await limitIp(deps, teamId, caller.ip, now);
   await limitRecipients(deps, teamId, [...new Set(Object.values(recipients))], now);
   const slot = await reserveActiveSession(deps, teamId, now);
-  const id = crypto.randomUUID();
+  // Time-ordered: sessions opened close together sit close together in KV, so the group commit of
+  // their verifies rewrites fewer pages (half the bytes written a verify in the bench, issue 4).
+  const id = newUuidV7(now);
   const keys = otpKeys(deps.config);
   const { codes, hashes } = newCodes(keys.code, id, channels, input.config.otp_length);
   const session: OtpSession = {

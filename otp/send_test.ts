@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { uuidV7Time } from "../shared/sending/ids.ts";
 import { dbTest, jsonRequest, randomEmail } from "../shared/testing.ts";
 import { openSandbox, otpWorld, randomPhone, sandboxSend } from "./testing.ts";
 
@@ -38,6 +39,8 @@ dbTest("a sandbox send answers 200 with every field, the codes, and sends and ch
   ]);
   assert.equal(body.success, true);
   assert.match(body.session_id, UUID);
+  // Time-ordered (v7), from the session's clock: see sendOtp.
+  assert.equal(uuidV7Time(body.session_id), Date.parse("2030-06-01T08:00:00.000Z"));
   assert.equal(body.token, body.session_token);
   assert.equal(body.expires_at, "2030-06-01T08:10:00.000Z");
   assert.equal(body.verification_mode, "any");
