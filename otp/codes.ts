@@ -1,6 +1,4 @@
-import { Buffer } from "node:buffer";
-import { timingSafeEqual as equalBuffers } from "node:crypto";
-import { otpHmac } from "./hmac.ts";
+import { equalText, otpHmac } from "./hmac.ts";
 
 /** Channels an OTP can be sent on. */
 export type OtpChannel = "email" | "sms" | "whatsapp";
@@ -17,27 +15,14 @@ export function generateCode(length: number): string {
   return out;
 }
 
-function mac(key: Uint8Array, sessionId: string, channel: string, code: string): Uint8Array {
-  // Bound to the session and channel: a hash says nothing about another session's code.
-  return otpHmac.sha256(key, `${sessionId}\u0000${channel}\u0000${code}`);
-}
-
-function toBase64(bytes: Uint8Array): string {
-  return Buffer.from(bytes).toString("base64");
-}
-
 /** The stored form of a code: base64 HMAC-SHA-256 over (session, channel, code). */
 export function hashCode(key: Uint8Array, sessionId: string, channel: string, code: string): string {
-  return toBase64(mac(key, sessionId, channel, code));
-}
-
-/** True when two byte strings are equal; the time taken depends only on the length (not secret). */
-export function timingSafeEqual(a: Uint8Array, b: Uint8Array): boolean {
-  return a.length === b.length && equalBuffers(a, b);
+  // Bound to the session and channel: a hash says nothing about another session's code.
+  return otpHmac.sha256(key, `${sessionId}\u0000${channel}\u0000${code}`).toBase64();
 }
 
 /** A stored hash that matches no code, compared against when there is no session or channel. */
-export const NO_HASH = toBase64(new Uint8Array(32));
+export const NO_HASH = new Uint8Array(32).toBase64();
 
 /** True when `code` is the one whose hash is `stored`; always computes one HMAC and a full compare. */
 export function codeMatches(
@@ -47,7 +32,6 @@ export function codeMatches(
   code: string,
   stored: string | undefined,
 ): boolean {
-  const computed = mac(key, sessionId, channel, code);
-  const equal = timingSafeEqual(computed, Buffer.from(stored ?? NO_HASH, "base64"));
+  const equal = equalText(hashCode(key, sessionId, channel, code), stored ?? NO_HASH);
   return equal && stored !== undefined;
 }

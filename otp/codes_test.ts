@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { codeMatches, generateCode, hashCode, timingSafeEqual } from "./codes.ts";
+import { codeMatches, generateCode, hashCode } from "./codes.ts";
+import { equalText } from "./hmac.ts";
 
 function hmacKey(): Uint8Array<ArrayBuffer> {
   return crypto.getRandomValues(new Uint8Array(32));
@@ -55,8 +56,10 @@ Deno.test("hashCode() is the base64 HMAC-SHA-256 Web Crypto computes (hashes sto
   assert.equal(hashCode(raw, "s1", "email", "123456"), btoa(String.fromCharCode(...new Uint8Array(mac))));
 });
 
-Deno.test("timingSafeEqual() compares bytes", () => {
-  assert.equal(timingSafeEqual(new Uint8Array([1, 2, 3]), new Uint8Array([1, 2, 3])), true);
-  assert.equal(timingSafeEqual(new Uint8Array([1, 2, 3]), new Uint8Array([1, 2, 4])), false);
-  assert.equal(timingSafeEqual(new Uint8Array([1, 2]), new Uint8Array([1, 2, 3])), false);
+Deno.test("equalText() compares every character", () => {
+  assert.equal(equalText("abc", "abc"), true);
+  assert.equal(equalText("abc", "abd"), false);
+  assert.equal(equalText("xbc", "abc"), false);
+  assert.equal(equalText("ab", "abc"), false);
+  assert.equal(equalText("", ""), true);
 });
