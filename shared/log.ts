@@ -9,6 +9,11 @@ export function setLogLevel(level: LogLevel): void {
   threshold = LEVELS[level];
 }
 
+/** True when lines of `level` are written: check it before building costly fields. */
+export function logs(level: Exclude<LogLevel, "silent">): boolean {
+  return LEVELS[level] >= threshold;
+}
+
 /** Writes one JSON line: `{time, level, msg, ...fields}`. */
 export function log(level: Exclude<LogLevel, "silent">, msg: string, fields: Record<string, unknown> = {}): void {
   if (LEVELS[level] < threshold) return;

@@ -2,7 +2,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { AppError, reasonPhrase, shapeA, shapeB } from "../errors.ts";
-import { log } from "../log.ts";
+import { log, logs } from "../log.ts";
 import { recordRequest } from "../metrics.ts";
 import type { AppEnv } from "./env.ts";
 import { bodyRefusal, UNSTORABLE_TEXT, validationError } from "./validation.ts";
@@ -87,6 +87,7 @@ export function createBaseApp(): OpenAPIHono<AppEnv> {
     await next();
     const route = routeOf(c);
     recordRequest(c.req.method, route, c.res.status, performance.now() - started);
+    if (!logs("info")) return;
     log("info", "request", {
       request_id: requestId,
       team_id: c.get("team")?.id,

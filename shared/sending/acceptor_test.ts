@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
+import { serialize } from "node:v8";
 import { KvCommitter } from "../kv.ts";
 import { dbTest, testDeps, testTeam } from "../testing.ts";
-import { Acceptor, sendAcceptor } from "./acceptor.ts";
+import { Acceptor, sendAcceptor, sizeOf } from "./acceptor.ts";
 import type { SendSpec } from "./spec.ts";
 import { testSendSpec } from "./testing.ts";
 import type { SendGroupJob } from "./jobs.ts";
@@ -12,6 +13,17 @@ import { findPendingRecord, newTriggerRecord } from "./trigger_record.ts";
 function spec(teamId: string, extra: Partial<SendSpec> = {}): SendSpec {
   return testSendSpec(teamId, { variables: { note: "x".repeat(1_000) }, ...extra });
 }
+
+Deno.test("sizeOf() is never under the V8 serialisation of a value (what a KV value or queue message takes)", () => {
+  const values: unknown[] = [
+    testSendSpec("team-1"),
+    testSendSpec("team-1", { variables: { note: "x".repeat(5_000), list: [1, 2, 3], nested: { a: null } } }),
+    testSendSpec("team-1", { variables: { name: "Zoë", body: "é".repeat(3_000), emoji: "📨".repeat(500) } }),
+    { empty: {}, list: [], flag: true, n: 1.5, big: 2 ** 53, text: "" },
+    ["a", "b", { c: "d" }],
+  ];
+  for (const value of values) assert.ok(sizeOf(value) >= serialize(value).length, JSON.stringify(value).slice(0, 80));
+});
 
 /** A KV of its own whose queue messages are collected, and a committer counting its commits. */
 async function harness() {
