@@ -127,6 +127,16 @@ export function shapeB(err: AppError): Record<string, unknown> {
   };
 }
 
+/**
+ * True when Postgres refused the data of a statement (SQLSTATE class 22, data exception; 23,
+ * integrity constraint; 54, program limit exceeded, e.g. an index row over 2,704 bytes): the same
+ * statement fails again on retry, unlike a lost connection or a shutdown.
+ */
+export function isDataRefusal(err: unknown): boolean {
+  const code = typeof err === "object" && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === "string" && /^(22|23|54)/.test(code);
+}
+
 /** True when a Postgres error is a unique violation (SQLSTATE 23505). */
 export function isUniqueViolation(err: unknown): err is { code: string; constraint_name?: string } {
   return typeof err === "object" && err !== null && (err as { code?: string }).code === "23505";

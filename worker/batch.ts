@@ -1,9 +1,9 @@
 import { log } from "../shared/log.ts";
 import { JOB_BACKOFF_MS } from "../shared/sending/jobs.ts";
 import { sendKeys } from "../shared/sending/keys.ts";
-import { countRecorded, maybeCompleteExecution, tally } from "./complete.ts";
+import { deliveredCounts, maybeCompleteExecution } from "./complete.ts";
 import { executionContext, specOf, type WorkerContext } from "./context.ts";
-import { deliver, deliveryKey } from "./deliver.ts";
+import { deliver } from "./deliver.ts";
 import type { DeliverBatchJob } from "./jobs.ts";
 import { prepareMessages } from "./prepare.ts";
 import { contactsInRange, devicesOf } from "./recipients.ts";
@@ -61,11 +61,8 @@ export async function handleDeliverBatch(w: WorkerContext, job: DeliverBatchJob)
     });
     return;
   }
-  const counts = result.resumed
-    ? (await countRecorded(deps.sql, [job.execution_id], job.batch_no)).get(job.execution_id)
-    : tally(prepared.map((p) => [p.execution_id, result.statuses.get(deliveryKey(p)) ?? "failed"])).get(
-      job.execution_id,
-    );
+  const counts = (await deliveredCounts(deps.sql, prepared, result, [job.execution_id], job.batch_no))
+    .get(job.execution_id);
   const c = counts ?? { total_contacts: 0, sent: 0, failed: 0, filtered: 0 };
   const counter = (field: Parameters<typeof sendKeys.counter>[2]) =>
     sendKeys.counter(job.trigger_id, job.execution_id, field);

@@ -14,7 +14,8 @@ import {
 } from "../shared/sending/trigger_record.ts";
 import type { WorkerContext } from "./context.ts";
 import { emitTriggersCompleted } from "./events.ts";
-import type { FinalStatus } from "./deliver.ts";
+import { deliveryKey, type DeliveryResult, type FinalStatus } from "./deliver.ts";
+import type { Prepared } from "./prepare.ts";
 import type { RecipientFilter } from "./jobs.ts";
 
 /** How far the fan-out of an execution has got. */
@@ -40,6 +41,32 @@ export function tally(entries: Iterable<[executionId: string, status: FinalStatu
     c[status]++;
   }
   return out;
+}
+
+/**
+ * What a delivery pass of `prepared` leaves counted: its own statuses; or, when it resumed an earlier
+ * pass (a redelivered job), what Postgres recorded for `executionIds` (optionally one batch), and
+ * the messages Postgres refused to record, which have no row, as failed.
+ */
+export async function deliveredCounts(
+  db: Db,
+  prepared: Prepared[],
+  result: DeliveryResult,
+  executionIds: string[],
+  batchNo?: number,
+): Promise<Map<string, Counts>> {
+  if (!result.resumed) {
+    return tally(prepared.map((p) => [p.execution_id, result.statuses.get(deliveryKey(p)) ?? "failed"]));
+  }
+  const counts = await countRecorded(db, executionIds, batchNo);
+  for (const executionId of result.unrecorded) {
+    if (!executionIds.includes(executionId)) continue;
+    let c = counts.get(executionId);
+    if (!c) counts.set(executionId, c = zeroCounts());
+    c.total_contacts++;
+    c.failed++;
+  }
+  return counts;
 }
 
 /** The recorded outcome of executions (optionally one batch), counted in Postgres. */

@@ -1,5 +1,6 @@
 import type { Deps } from "../shared/deps.ts";
 import type { Db } from "../shared/db.ts";
+import { isDataRefusal } from "../shared/errors.ts";
 import { log } from "../shared/log.ts";
 import { metrics } from "../shared/metrics.ts";
 import { OutboxProvider } from "../shared/providers/outbox.ts";
@@ -22,6 +23,8 @@ export interface DeliveryResult {
   pending: number;
   /** True when some messages were recorded by an earlier pass (a redelivered job). */
   resumed: boolean;
+  /** The execution of each message failed without a row (Postgres refused it; see deliverApart). */
+  unrecorded: string[];
 }
 
 /** The key of a message within its execution. */
@@ -64,6 +67,7 @@ export async function deliver(
     try {
       recorded = await deps.sql.begin((tx) => record(deps, tx, items, attempt > 0));
     } catch (err) {
+      if (isDataRefusal(err)) return await deliverApart(deps, items, options, err);
       if (!(err instanceof Resume) || attempt >= 3) throw err;
     }
   }
@@ -112,7 +116,44 @@ export async function deliver(
     balancesChanged(refunds.keys());
   }
   await emitMessageEvents(deps, decided);
-  return { statuses, pending, resumed };
+  return { statuses, pending, resumed, unrecorded: [] };
+}
+
+/**
+ * Postgres refused the data of a pass (one message's row: a device token stored before tokens were
+ * limited overflows the message index): deliver each half apart, down to the one message at fault,
+ * which fails alone with the reason. Without this, that one message failed every try of the whole
+ * batch (500 contacts, or the sends of several requests), and the queue gave them all up.
+ */
+async function deliverApart(
+  deps: Deps,
+  items: Prepared[],
+  options: { lastAttempt: boolean },
+  err: unknown,
+): Promise<DeliveryResult> {
+  if (items.length === 1) {
+    const [p] = items;
+    const error = `Cannot record the message: ${err instanceof Error ? err.message : String(err)}`;
+    log("error", "message not recorded", { trigger_id: p.trigger_id, execution_id: p.execution_id, error });
+    metrics.deliveries.inc({ channel: p.channel, outcome: "failed" });
+    return {
+      statuses: new Map([[deliveryKey(p), "failed"]]),
+      pending: 0,
+      resumed: false,
+      unrecorded: [p.execution_id],
+    };
+  }
+  const half = Math.ceil(items.length / 2);
+  const results = [
+    await deliver(deps, items.slice(0, half), options),
+    await deliver(deps, items.slice(half), options),
+  ];
+  return {
+    statuses: new Map(results.flatMap((r) => [...r.statuses])),
+    pending: results[0].pending + results[1].pending,
+    resumed: results[0].resumed || results[1].resumed,
+    unrecorded: [...results[0].unrecorded, ...results[1].unrecorded],
+  };
 }
 
 const NUL = "\u0000";

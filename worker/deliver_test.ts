@@ -236,6 +236,44 @@ dbTest("a push token the provider calls invalid is removed from the contact", as
   });
 });
 
+dbTest("a message whose row Postgres refuses fails alone: the rest of its pass is delivered", async () => {
+  const deps = await testDeps();
+  const { team } = await testTeam(deps);
+  const contact = await createContact(deps.sql, team.id, { email: `l.${crypto.randomUUID().slice(0, 8)}@example.com` });
+  // Stored before tokens were limited to 2,048 characters: it fits the token index (2,660 random
+  // characters) but not the message index, whose key adds the contact id to it.
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  const long = Array.from(crypto.getRandomValues(new Uint8Array(2_660)), (b) => alphabet[b % 62]).join("");
+  const good = ["a", "b", "c"].map((c) => c.repeat(40));
+  for (const token of [good[0], long, ...good.slice(1)]) {
+    await deps.sql`insert into device_tokens ${
+      deps.sql({ team_id: team.id, contact_id: contact.id, token, platform: "android" })
+    }`;
+  }
+  const { provider, sent } = fakeProvider();
+  const spec = testSendSpec(team.id, {
+    sandbox: false,
+    trigger_type: "push",
+    recipient_type: "contact",
+    recipient: { type: "contact", contact_id: contact.id, external_id: contact.external_id },
+    executions: [{
+      id: crypto.randomUUID(),
+      content: { channel: "push", title: "Hi", body: "There", category: "transactional" },
+    }],
+  });
+  await deps.kv.set(sendKeys.trigger(spec.trigger_id), newTriggerRecord(spec));
+  const job = { type: "send-group" as const, id: crypto.randomUUID(), sends: [spec], attempt: 0 };
+  await runJob(createWorkerContext(withProvider(deps, provider)), job);
+  assert.deepEqual(sent.map((m) => m.to).sort(), good);
+  assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
+    status: "completed",
+    total_contacts: 4,
+    sent: 3,
+    failed: 1,
+    filtered: 0,
+  });
+});
+
 dbTest("a NUL character in a template variable is dropped: the whole merged batch is delivered", async () => {
   const deps = await testDeps();
   const sends: SendSpec[] = [];

@@ -5,7 +5,7 @@ import { sendKeys } from "../shared/sending/keys.ts";
 import { insertTriggers, loadSpec } from "../shared/sending/records.ts";
 import { isSingleRecipient, type SendSpec } from "../shared/sending/spec.ts";
 import { newTriggerRecord } from "../shared/sending/trigger_record.ts";
-import { completeSingles, countRecorded, type DispatchState, maybeCompleteExecution, tally } from "./complete.ts";
+import { completeSingles, deliveredCounts, type DispatchState, maybeCompleteExecution } from "./complete.ts";
 import { executionContext, type WorkerContext } from "./context.ts";
 import { deliver, deliveryKey } from "./deliver.ts";
 import type { DispatchJob } from "./jobs.ts";
@@ -119,9 +119,12 @@ async function deliverSingles(w: WorkerContext, specs: SendSpec[], attempt: numb
     if (result.statuses.get(deliveryKey(p)) === "pending") unfinished.add(p.trigger_id);
   }
   const finished = specs.filter((s) => !unfinished.has(s.trigger_id));
-  const counts = result.resumed
-    ? await countRecorded(deps.sql, finished.flatMap((s) => s.executions.map((e) => e.id)))
-    : tally(prepared.map((p) => [p.execution_id, result.statuses.get(deliveryKey(p)) ?? "failed"]));
+  const counts = await deliveredCounts(
+    deps.sql,
+    prepared,
+    result,
+    finished.flatMap((s) => s.executions.map((e) => e.id)),
+  );
   await completeSingles(w, finished, counts, startedAt);
   if (unfinished.size > 0) {
     const retry: SendGroupJob = {

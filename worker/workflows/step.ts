@@ -5,7 +5,7 @@ import type { Content, SendSpec } from "../../shared/sending/spec.ts";
 import { completeTriggers } from "../../shared/workflows/complete.ts";
 import type { StepRow, Workflow } from "../../shared/workflows/definitions.ts";
 import { executionContext, type WorkerContext } from "../context.ts";
-import { deliver } from "../deliver.ts";
+import { deliver, deliveryKey } from "../deliver.ts";
 import { type Prepared, prepareMessages, type Unit } from "../prepare.ts";
 import { contactsByIds } from "../recipients.ts";
 import { MAX_DELIVERY_ATTEMPTS, retryDelay } from "../retry.ts";
@@ -248,7 +248,7 @@ async function sendStep(
       log("warn", "template variables missing", { trigger_id: triggerId, variables: [...ctx.missing] });
     }
   }
-  await deliver(deps, prepared, { lastAttempt: job.attempt + 1 >= MAX_DELIVERY_ATTEMPTS });
+  const delivered = await deliver(deps, prepared, { lastAttempt: job.attempt + 1 >= MAX_DELIVERY_ATTEMPTS });
   const recorded = await deps.sql<
     { id: string; execution_id: string; recipient: string; status: string; error: string | null; cost_micros: number }[]
   >`
@@ -272,6 +272,21 @@ async function sendStep(
       message_id: m.id,
       error: m.error,
       cost_micros: m.cost_micros,
+    });
+  }
+  // A message Postgres refused to record (see deliverApart) has no row: its execution fails.
+  const rows = new Set(recorded.map(deliveryKey));
+  for (const p of prepared) {
+    const key = deliveryKey(p);
+    const execution = executionOf.get(key);
+    if (!execution || rows.has(key) || delivered.statuses.get(key) !== "failed") continue;
+    results.push({
+      execution_id: execution.id,
+      contact_id: execution.contact_id,
+      status: "FAILED",
+      message_id: null,
+      error: "Cannot record the message",
+      cost_micros: 0,
     });
   }
   return { runs: results, pending };
