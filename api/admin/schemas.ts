@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { RecordId } from "../../shared/http/schemas.ts";
+import { MAX_SEND_TAGS, MAX_TAG_LENGTH, RecordId } from "../../shared/http/schemas.ts";
 
 /** The channels, as admin paths and filters name them. */
 export const ChannelSchema = z.enum(["email", "sms", "whatsapp", "push"]);
@@ -131,7 +131,8 @@ export const DomainBody = z.strictObject({ verified: z.boolean() }).openapi("Adm
 /** An email domain of a team. */
 export const DomainSchema = z.object({ domain: z.string(), verified: z.boolean() }).openapi("AdminDomain");
 
-const tags = z.array(z.string().trim().min(1)).min(1);
+/** A segment's tags, bounded as a send's: its filter travels in every job of a send to it. */
+const tags = z.array(z.string().trim().min(1).max(MAX_TAG_LENGTH)).min(1).max(MAX_SEND_TAGS);
 
 /** `PUT /teams/{team_id}/segments/{segment_id}` body. */
 export const SegmentBody = z.strictObject({

@@ -181,4 +181,18 @@ dbTest("PUT /admin/v1/teams/{id}/segments/{id} stores a segment that findSegment
   assert.deepEqual((await bad.json()).message, ["filter has unknown properties: tags"]);
   const noName = await app.request(path, jsonRequest("PUT", { filter: {} }, TOKEN));
   assert.deepEqual((await noName.json()).message, ["name should not be empty"]);
+  // Bounded as a send's tags: the filter travels in every job of a send to the segment.
+  for (
+    const [filter, line] of [
+      [{ tags_all: ["x".repeat(256)] }, "filter.tags_all.0 must be at most 255 characters"],
+      [
+        { tags_any: Array.from({ length: 101 }, (_, i) => `t${i}`) },
+        "filter.tags_any must contain at most 100 elements",
+      ],
+    ] as const
+  ) {
+    const long = await app.request(path, jsonRequest("PUT", { name: "X", filter }, TOKEN));
+    assert.equal(long.status, 400);
+    assert.deepEqual((await long.json()).message, [line]);
+  }
 });

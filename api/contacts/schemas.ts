@@ -3,7 +3,7 @@ import { MAX_EMAIL_LENGTH } from "../../shared/email.ts";
 import { isValidDeviceToken } from "../../shared/contacts/device_tokens.ts";
 import { SORT_COLUMNS } from "../../shared/contacts/list.ts";
 import type { ContactRow } from "../../shared/contacts/queries.ts";
-import { errorResponses, MAX_ID_LENGTH, RecordId, timestamp } from "../../shared/http/schemas.ts";
+import { errorResponses, MAX_ID_LENGTH, MAX_TAG_LENGTH, RecordId, timestamp } from "../../shared/http/schemas.ts";
 import { specMessage } from "../../shared/http/validation.ts";
 import { parseTimestamp } from "../../shared/timestamps.ts";
 
@@ -112,7 +112,7 @@ export const CreateEmail = z.email({
 }).max(MAX_EMAIL_LENGTH, { error: () => INVALID_EMAIL }).openapi({ example: "ada@example.com" });
 
 const name = z.string().max(255).nullable();
-const tags = z.array(z.string().min(1).max(255)).max(1000);
+const tags = z.array(z.string().min(1).max(MAX_TAG_LENGTH)).max(1000);
 const jsonObject = z.record(z.string(), z.unknown());
 /**
  * `custom_fields`: free-form, but `phone` is the number SMS and WhatsApp go to (and is indexed for
@@ -216,7 +216,7 @@ export const CategoryParam = z.enum(CATEGORY_VALUES).openapi({ param: { name: "c
 export const SubscribedBody = z.object({ subscribed: z.boolean() });
 
 /** POST|DELETE …/tags body. */
-export const TagsBody = z.object({ tags: z.array(z.string().min(1).max(255)).min(1).max(1000) });
+export const TagsBody = z.object({ tags: z.array(z.string().min(1).max(MAX_TAG_LENGTH)).min(1).max(1000) });
 
 /** One entry of a bulk creation: the email is checked per entry, so one bad entry fails alone. */
 export const BulkContact = CreateContactBody.extend({ email: z.string().nullish() });

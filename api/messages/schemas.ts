@@ -1,5 +1,13 @@
 import { z } from "@hono/zod-openapi";
-import { errorResponses, MAX_EMAIL_LENGTH, RecordId, RecordKey, timestamp } from "../../shared/http/schemas.ts";
+import {
+  errorResponses,
+  MAX_EMAIL_LENGTH,
+  MAX_SEND_TAGS,
+  MAX_TAG_LENGTH,
+  RecordId,
+  RecordKey,
+  timestamp,
+} from "../../shared/http/schemas.ts";
 
 /** Response entries for the error statuses a send or tracking route answers. */
 export const errors = errorResponses({
@@ -11,14 +19,7 @@ export const errors = errorResponses({
   429: "Rate limit exceeded",
 });
 
-/** The most tags a send names (it reaches contacts with all of them), and the longest tag (as on a contact). */
-export const MAX_SEND_TAGS = 100;
-export const MAX_TAG_LENGTH = 255;
-
-/**
- * A string (comma-separated tags) or a list of strings (tags). Bounded: a 70,000-character tag was
- * accepted, then its fan-out job could not be stored and the send failed minutes later.
- */
+/** A string (comma-separated tags) or a list of strings (tags), bounded (see MAX_SEND_TAGS). */
 export const TagList = z.union([
   z.string().max(MAX_SEND_TAGS * (MAX_TAG_LENGTH + 1)),
   z.array(z.string().max(MAX_TAG_LENGTH)).max(MAX_SEND_TAGS),

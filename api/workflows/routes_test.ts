@@ -87,6 +87,7 @@ dbTest("POST /workflows answers 400 with one line per problem for an invalid bod
       "steps must have unique step_order values",
     ],
     [{ conditions: { cooldown: 5 } }, "conditions has unknown properties: cooldown"],
+    [{ conditions: { tags: ["x".repeat(256)] } }, "conditions.tags.0 must be at most 255 characters"],
   ];
   for (const [override, line] of cases) {
     const res = await call("POST", "/workflows", workflowBody(override));

@@ -1,5 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_KEY_LENGTH, RecordId, RecordKey } from "../../shared/http/schemas.ts";
+import { MAX_KEY_LENGTH, MAX_TAG_LENGTH, RecordId, RecordKey } from "../../shared/http/schemas.ts";
 
 /** The channels a workflow step can send on. */
 export const StepChannel = z.enum(["email", "sms", "whatsapp"]);
@@ -40,7 +40,7 @@ export const StepInput = z.object({
 
 /** Who a start may reach (our addition): every condition given must hold. */
 export const Conditions = z.strictObject({
-  tags: z.array(z.string().min(1)).max(50).optional(),
+  tags: z.array(z.string().min(1).max(MAX_TAG_LENGTH)).max(50).optional(),
   segment_id: RecordKey.min(1).optional(),
   cooldown_minutes: z.number().min(0).max(MAX_DELAY_MINUTES).optional(),
 }).openapi("WorkflowConditions");

@@ -11,6 +11,15 @@ export const MAX_ID_LENGTH = 255;
  */
 export const MAX_KEY_LENGTH = 200;
 
+/** The longest tag: on a contact, in a send, a workflow start, a workflow's conditions or a segment. */
+export const MAX_TAG_LENGTH = 255;
+/**
+ * The most tags a send, a workflow start or a segment names. Bounded: they travel in every job of
+ * its fan-out, and a 70,000-character tag was accepted, then its job could not be stored and the
+ * send failed minutes later.
+ */
+export const MAX_SEND_TAGS = 100;
+
 /** The longest email address (RFC 5321), from the one email check. */
 export { MAX_EMAIL_LENGTH } from "../email.ts";
 
