@@ -7,7 +7,7 @@ import { toUsd } from "../shared/money.ts";
 import { balanceMicros, charge, refund } from "../shared/wallet.ts";
 import type { OtpChannel } from "./codes.ts";
 import { deliveryCost } from "./pricing.ts";
-import { type OtpTemplate, type RenderedOtp, renderOtp, resolveOtpTemplate } from "./templates.ts";
+import { builtIn, type OtpTemplate, type RenderedOtp, renderOtp, resolveOtpTemplate } from "./templates.ts";
 
 /** One OTP message about to be sent: where, how worded, and what it costs. */
 export interface PlannedMessage {
@@ -42,13 +42,19 @@ export interface ChannelResult {
 export async function planMessages(deps: Deps, teamId: string, input: MessageInput): Promise<PlannedMessage[]> {
   return await Promise.all(input.channels.map(async (channel) => {
     const to = input.recipients[channel]!;
-    const template = await resolveOtpTemplate(sendingService(deps).lookups, deps.config, teamId, channel, to);
-    const message = renderOtp(template, {
+    const variables = {
       otp_code: input.codes[channel]!,
       expiry_minutes: input.expiry_minutes,
       first_name: input.first_name,
       last_name: input.last_name,
-    });
+    };
+    let template = await resolveOtpTemplate(sendingService(deps).lookups, deps.config, teamId, channel, to);
+    let message = renderOtp(template, variables);
+    if (!message) {
+      // A custom template too large once filled: the built-in one, as for any unusable custom template.
+      template = builtIn(template);
+      message = renderOtp(template, variables)!;
+    }
     return { channel, to, template, message, cost: deliveryCost(deps.config, channel, message.text) };
   }));
 }

@@ -125,13 +125,29 @@ export async function resolveOtpTemplate(
   return { channel, custom: custom !== undefined, texts: custom ?? DEFAULTS[channel], ...sender };
 }
 
-/** Fills a template with the code, expiry and names (named and WhatsApp-numbered placeholders). */
-export function renderOtp(template: OtpTemplate, variables: OtpVariables): RenderedOtp {
+/**
+ * Fills a template with the code, expiry and names (named and WhatsApp-numbered placeholders).
+ * Undefined when a text would be over MAX_RENDERED_CHARS (a custom template naming `{{first_name}}`
+ * thousands of times): it would be sent cut short.
+ */
+export function renderOtp(template: OtpTemplate, variables: OtpVariables): RenderedOtp | undefined {
   const values = { ...variables, 1: variables.otp_code, 2: variables.expiry_minutes };
-  const fill = (text: string | undefined) => text === undefined ? undefined : render(text, values).text;
-  return {
+  let tooLarge = false;
+  const fill = (text: string | undefined) => {
+    if (text === undefined) return undefined;
+    const rendered = render(text, values);
+    tooLarge ||= rendered.tooLarge === true;
+    return rendered.text;
+  };
+  const message = {
     subject: fill(template.texts.subject),
     html: fill(template.texts.html),
     text: fill(template.texts.text)!,
   };
+  return tooLarge ? undefined : message;
+}
+
+/** The built-in template of `template`'s channel, from the same sender. */
+export function builtIn(template: OtpTemplate): OtpTemplate {
+  return { ...template, custom: false, texts: DEFAULTS[template.channel] };
 }

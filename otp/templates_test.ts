@@ -69,6 +69,24 @@ dbTest("an approved custom template under the reserved key is used with code, ex
   assert.match(whatsapp.body, /^\*\d{6}\* is your ACME code\. Expires in 5 minutes\.$/);
 });
 
+dbTest("a custom template over a million characters once filled gives way to the built-in one", async () => {
+  const world = await otpWorld();
+  // 6,000 × a 200-character name: 1.2 million characters, which would be sent cut short.
+  await upsertTemplate(world.deps.sql, world.team.id, "sms", "verify-api-otp-sms", {
+    body: "{{first_name}}".repeat(6_000) + " {{otp_code}} {{expiry_minutes}}",
+  });
+  const res = await world.post("/send", {
+    channels: ["sms"],
+    recipients: { sms: randomPhone() },
+    first_name: "N".repeat(200),
+  });
+  assert.equal(res.status, 200);
+  assert.equal((await res.json()).channels_results.sms.used_custom_template, false);
+  const [sms] = await outbox(world);
+  assert.ok(!sms.body.includes("NNN"), sms.body.slice(0, 80));
+  assert.match(sms.body, /\d{6}/);
+});
+
 dbTest("without a usable custom template the built-in one is used silently", async () => {
   const world = await otpWorld();
   const db = world.deps.sql;
