@@ -5,6 +5,7 @@ import { sendKeys } from "../../shared/sending/keys.ts";
 import {
   addCounts,
   type Counts,
+  finalStatus,
   findPendingRecord,
   liveCounts,
   type SendStatus,
@@ -218,10 +219,54 @@ export async function findExecution(
     from executions where id = ${id} and team_id = ${teamId}`;
   if (byId && (!channel || byId.channel === channel)) return (await withLiveCounts(deps, [viewOf(byId)]))[0];
   const trigger = await findTrigger(deps, teamId, id);
-  if (!trigger) return undefined;
+  if (!trigger) return await stepExecution(deps, teamId, id, channel);
   const wanted = channel ?? "email";
   return trigger.executions.find((e) => e.channel === wanted) ??
     (trigger.executions.length === 1 && !channel ? trigger.executions[0] : undefined);
+}
+
+/**
+ * The messages of one workflow step for one start, under the execution id their records and webhooks
+ * carry (derived from the start and the step, not recorded as an execution): read from the messages,
+ * final once the workflow's trigger is.
+ */
+async function stepExecution(
+  deps: Deps,
+  teamId: string,
+  id: string,
+  channel?: Channel,
+): Promise<ExecutionView | undefined> {
+  const rows = await deps.sql<
+    {
+      trigger_id: string;
+      channel: Channel;
+      status: "pending" | "sent" | "failed" | "filtered";
+      n: number;
+      first: Date;
+      last: Date;
+    }[]
+  >`
+    select trigger_id, channel, status, count(*)::int as n, min(created_at) as first,
+      max(coalesce(sent_at, created_at)) as last
+    from messages where execution_id = ${id} and team_id = ${teamId}
+    group by trigger_id, channel, status`;
+  if (rows.length === 0 || (channel && rows[0].channel !== channel)) return undefined;
+  const counts = zeroCounts();
+  for (const r of rows) {
+    if (r.status === "pending") continue;
+    counts.total_contacts += r.n;
+    counts[r.status] += r.n;
+  }
+  const trigger = await findTrigger(deps, teamId, rows[0].trigger_id);
+  const done = !rows.some((r) => r.status === "pending") && trigger !== undefined && isFinal(trigger.status);
+  return withCounts({
+    id,
+    trigger_id: rows[0].trigger_id,
+    channel: rows[0].channel,
+    status: done ? finalStatus(counts) : "processing",
+    created_at: new Date(Math.min(...rows.map((r) => r.first.getTime()))),
+    completed_at: done ? new Date(Math.max(...rows.map((r) => r.last.getTime()))) : null,
+  }, counts);
 }
 
 /** A page of the team's executions on a channel, newest first. */

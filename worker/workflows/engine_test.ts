@@ -139,6 +139,42 @@ dbTest("a tag start reaches only the contacts carrying ALL the tags", async () =
   }
 });
 
+dbTest("a step's messages are found under the execution id their records and webhooks carry", async () => {
+  const f = await fixture();
+  const wf = await createWorkflow(f, { steps: [step(1, "email", "welcome"), step(2, "sms", "reminder")] });
+  const contacts = [];
+  for (const n of [1, 2]) {
+    contacts.push(await f.contact({ tags: ["step-ids"], custom_fields: { phone: `+1415555010${n}` } }));
+  }
+  const name = (await (await f.get(`/api/v1/workflows/${wf.id}`)).json()).name;
+  const { answer } = await run(f, "/api/v1/workflows/trigger", {
+    workflow_name: name,
+    recipient_type: "tag",
+    tag: "step-ids",
+  });
+  const rows = await f.deps.sql<{ execution_id: string; channel: string }[]>`
+    select distinct execution_id, channel from messages where trigger_id = ${answer.trigger_id} order by channel`;
+  assert.deepEqual(rows.map((r) => r.channel), ["email", "sms"]);
+  for (const { execution_id: id, channel } of rows) {
+    const path = channel === "email" ? "/api/v1/messages" : "/api/v1/sms";
+    const res = await f.get(`${path}/executions/${id}`);
+    assert.equal(res.status, 200, channel);
+    const execution = await res.json();
+    assert.deepEqual(
+      [execution.id, execution.trigger_id, execution.channel, execution.status, execution.total_contacts],
+      [id, answer.trigger_id, channel, "completed", 2],
+    );
+    assert.equal(execution.sent_count, 2);
+    const jobs = await (await f.get(`${path}/executions/${id}/jobs`)).json();
+    assert.deepEqual(
+      jobs.jobs.map((j: { contact_id: string }) => j.contact_id).sort(),
+      contacts.map((c) => c.id).sort(),
+    );
+  }
+  // Another channel's view does not show it.
+  assert.equal((await f.get(`/api/v1/whatsapp/executions/${rows[0].execution_id}`)).status, 404);
+});
+
 dbTest("channel_variables override variables on their channel only", async () => {
   const f = await fixture();
   const wf = await createWorkflow(f, {
