@@ -23,4 +23,5 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \
 # docker stop sends SIGTERM: the service stops accepting, drains requests and jobs (SHUTDOWN_TIMEOUT_MS,
 # 10 s), then exits. Give `docker stop -t` at least that long.
 STOPSIGNAL SIGTERM
-CMD ["deno", "run", "-A", "--frozen", "main.ts"]
+# The V8 flag is the start task's (deno.json): see the README, "Memory".
+CMD ["deno", "run", "-A", "--frozen", "--v8-flags=--heap-growing-percent=50", "main.ts"]

@@ -23,7 +23,7 @@ import {
 import { cleanEnv, parseArgs } from "./options.ts";
 import { Inspector } from "./profile.ts";
 import { type BenchContext, SCENARIOS } from "./scenarios.ts";
-import { freePort, type ServerProcess, startServer, stopAll } from "./server.ts";
+import { freePort, type ServerProcess, startServer, startTaskV8Flags, stopAll } from "./server.ts";
 import { renderTable, type Row } from "./table.ts";
 import { checkTargets, renderVerdicts } from "./targets.ts";
 
@@ -153,12 +153,14 @@ async function main(): Promise<void> {
       OTP_ACTIVE_SESSION_LIMIT: "0",
       ...options.serviceEnv,
     };
+    const v8Flags = await startTaskV8Flags(root);
     const start = () =>
       startServer({
         name: "service",
         args: [
           "run",
           "-A",
+          ...v8Flags,
           `--config=${root}deno.json`,
           ...inspectArgs("service"),
           options.entry ?? `${root}main.ts`,
@@ -194,7 +196,7 @@ async function main(): Promise<void> {
     if (options.workerProcess) {
       await startServer({
         name: "worker",
-        args: ["run", "-A", `--config=${root}deno.json`, `${root}worker/main.ts`],
+        args: ["run", "-A", ...v8Flags, `--config=${root}deno.json`, `${root}worker/main.ts`],
         env: serviceEnv,
         logDir,
       });

@@ -35,6 +35,15 @@ export async function stopAll(options: { kill?: boolean } = {}): Promise<void> {
   await Promise.all([...running].map((s) => s.stop(options)));
 }
 
+/**
+ * The V8 flags of `deno task start` (deno.json), so that the bench runs the service as its users do
+ * (its heap setting changes the service's peak RSS by a third; see the README, "Memory").
+ */
+export async function startTaskV8Flags(root: string): Promise<string[]> {
+  const config = JSON.parse(await Deno.readTextFile(`${root}deno.json`));
+  return String(config.tasks?.start ?? "").split(/\s+/).filter((word) => word.startsWith("--v8-flags="));
+}
+
 /** Asks the kernel for a free loopback port. */
 export function freePort(): number {
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
