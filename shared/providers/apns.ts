@@ -20,8 +20,12 @@ export interface ApnsProviderOptions {
 const DEFAULT_BASE_URL = "https://api.push.apple.com";
 /** Apple refuses provider tokens older than an hour and refreshes more often than every 20 minutes. */
 const TOKEN_LIFETIME_MS = 50 * 60_000;
-/** Reasons that mean the device token will never work again for this app. */
-const INVALID_TOKEN_REASONS = new Set(["BadDeviceToken", "Unregistered", "DeviceTokenNotForTopic"]);
+/**
+ * Only a 410 (`Unregistered`, `ExpiredToken`) says the device token will never work again. Apple
+ * answers `BadDeviceToken` also for a valid token sent to the other environment (sandbox or
+ * production) and `DeviceTokenNotForTopic` for a wrong bundle id: removing tokens on those would wipe
+ * every iOS device of every team on the first send after a configuration mistake.
+ */
 
 /**
  * Creates the push provider for iOS device tokens. Deno's fetch negotiates HTTP/2, which APNs
@@ -32,13 +36,13 @@ export function createApnsProvider(options: ApnsProviderOptions): Provider {
   const timeoutMs = options.timeoutMs ?? 15_000;
   const providerToken = createProviderTokenSource(options);
 
-  async function post(message: OutboundMessage, apnsId: string): Promise<Response> {
+  async function post(message: OutboundMessage, apnsId: string, token: string): Promise<Response> {
     const high = message.priority !== "normal";
     try {
       return await fetch(`${baseUrl}/3/device/${encodeURIComponent(message.to)}`, {
         method: "POST",
         headers: {
-          authorization: `bearer ${await providerToken.get()}`,
+          authorization: `bearer ${token}`,
           "apns-topic": options.bundleId,
           "apns-push-type": "alert",
           "apns-priority": high ? "10" : "5",
@@ -58,13 +62,13 @@ export function createApnsProvider(options: ApnsProviderOptions): Provider {
     name: "apns",
     async send(message: OutboundMessage): Promise<SendResult> {
       const apnsId = crypto.randomUUID();
-      let response = await post(message, apnsId);
+      const token = await providerToken.get();
+      let response = await post(message, apnsId, token);
       if (response.status === 403) {
         const reason = await reasonOf(response);
         if (reason !== "ExpiredProviderToken") throw apnsError(response.status, reason);
-        // Our cached provider token outlived Apple's clock: sign a new one, once.
-        providerToken.clear();
-        response = await post(message, apnsId);
+        // Our cached provider token outlived Apple's clock: one new one for every send that met it.
+        response = await post(message, apnsId, await providerToken.renew(token));
       }
       if (!response.ok) throw apnsError(response.status, await reasonOf(response));
       await response.body?.cancel();
@@ -93,14 +97,19 @@ async function reasonOf(response: Response): Promise<string | undefined> {
 function apnsError(status: number, reason: string | undefined): ProviderError {
   return new ProviderError(`Cannot send push: APNs answered ${status} ${reason ?? ""}`.trimEnd(), {
     temporary: status === 429 || status >= 500,
-    invalidToken: status === 410 || (reason !== undefined && INVALID_TOKEN_REASONS.has(reason)),
+    invalidToken: status === 410,
     providerCode: reason,
   });
 }
 
-/** The ES256 provider token, signed once and reused for {@linkcode TOKEN_LIFETIME_MS}. */
+/**
+ * The ES256 provider token, signed once and reused for {@linkcode TOKEN_LIFETIME_MS}. Concurrent
+ * sends share one signing, and a token APNs called expired is replaced once, however many sends met
+ * it: Apple refuses more than one new token every 20 minutes (`TooManyProviderTokenUpdates`).
+ */
 function createProviderTokenSource(options: ApnsProviderOptions) {
-  let cached: { token: string; renewAt: number } | undefined;
+  /** `value` once signed: a send only ever holds a signed token, so a pending one is newer than it. */
+  let cached: { token: Promise<string>; value?: string; renewAt: number } | undefined;
   let signingKey: Promise<CryptoKey> | undefined;
 
   async function sign(): Promise<string> {
@@ -117,15 +126,23 @@ function createProviderTokenSource(options: ApnsProviderOptions) {
     }
   }
 
+  function fresh(): Promise<string> {
+    const entry: NonNullable<typeof cached> = { token: sign(), renewAt: Date.now() + TOKEN_LIFETIME_MS };
+    cached = entry;
+    entry.token.then((value) => entry.value = value, () => {
+      // A failed signing is not kept: the next send signs again.
+      if (cached === entry) cached = undefined;
+    });
+    return entry.token;
+  }
+
   return {
-    async get(): Promise<string> {
-      if (cached && Date.now() < cached.renewAt) return cached.token;
-      const token = await sign();
-      cached = { token, renewAt: Date.now() + TOKEN_LIFETIME_MS };
-      return token;
+    get(): Promise<string> {
+      return cached && Date.now() < cached.renewAt ? cached.token : fresh();
     },
-    clear() {
-      cached = undefined;
+    /** A token to use instead of `expired` (a new one, unless another send has renewed it already). */
+    renew(expired: string): Promise<string> {
+      return cached && cached.value !== expired ? cached.token : fresh();
     },
   };
 }

@@ -110,15 +110,23 @@ Deno.test("apns provider signals a 410 for removal whatever its reason", async (
   assert.equal(error.providerCode, "ExpiredToken");
 });
 
-Deno.test("apns provider signals a bad device token for removal", async () => {
-  const { server, provider } = setup();
+Deno.test("apns provider fails but keeps a token APNs calls bad or not for the topic (a wrong environment or bundle id)", async () => {
+  const other = randomIosPush();
+  const { server, provider } = setup({ [other.to]: { status: 400, reason: "DeviceTokenNotForTopic" } });
   await using _ = server;
 
-  const error = await provider.send(randomIosPush({ to: "not-a-hex-token" })).catch((e) => e);
-
-  assert.ok(error instanceof ProviderError);
-  assert.equal(error.invalidToken, true);
-  assert.equal(error.providerCode, "BadDeviceToken");
+  for (
+    const [message, reason] of [[randomIosPush({ to: "not-a-hex-token" }), "BadDeviceToken"], [
+      other,
+      "DeviceTokenNotForTopic",
+    ]] as const
+  ) {
+    const error = await provider.send(message).catch((e) => e);
+    assert.ok(error instanceof ProviderError);
+    assert.equal(error.providerCode, reason);
+    assert.equal(error.invalidToken, false);
+    assert.equal(error.temporary, false);
+  }
 });
 
 Deno.test("apns provider keeps the token when APNs refuses the payload", async () => {

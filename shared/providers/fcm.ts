@@ -41,8 +41,7 @@ export function createFcmProvider(options: FcmProviderOptions): Provider {
     timeoutMs,
   );
 
-  async function post(body: string): Promise<Response> {
-    const token = await accessToken.get();
+  async function post(body: string, token: string): Promise<Response> {
     return await fetchOrTemporary("Cannot send push", endpoint, {
       method: "POST",
       headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -55,12 +54,15 @@ export function createFcmProvider(options: FcmProviderOptions): Provider {
     name: "fcm",
     async send(message: OutboundMessage): Promise<SendResult> {
       const body = JSON.stringify({ message: fcmMessage(message) });
-      let response = await post(body);
+      const token = await accessToken.get();
+      let response = await post(body, token);
       if (response.status === 401) {
-        // Our cached access token was revoked or expired early: fetch a new one, once.
-        await response.body?.cancel();
-        accessToken.clear();
-        response = await post(body);
+        const error = await fcmError(response);
+        // THIRD_PARTY_AUTH_ERROR is about the APNs certificate or web push key kept in Firebase, not
+        // our access token: a new token would not help, and fetching one a message floods Google.
+        if (error.providerCode === "THIRD_PARTY_AUTH_ERROR") throw error;
+        // Our access token was revoked or expired early: one new one for every send that met it.
+        response = await post(body, await accessToken.renew(token));
       }
       if (!response.ok) throw await fcmError(response);
       const { name } = await response.json() as { name: string };
@@ -185,8 +187,10 @@ function createAccessTokenSource(account: FcmServiceAccount, tokenUrl: string, t
       pending ??= exchange().finally(() => pending = undefined);
       return pending;
     },
-    clear() {
-      cached = undefined;
+    /** A token to use instead of `rejected` (a new one, unless another send has renewed it already). */
+    renew(rejected: string): Promise<string> {
+      if (cached?.token === rejected) cached = undefined;
+      return this.get();
     },
   };
 }

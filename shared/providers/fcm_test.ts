@@ -112,6 +112,26 @@ Deno.test("fcm provider fetches a new access token once when FCM refuses the cac
   assert.equal(server.requests.at(-1)!.headers.get("authorization"), `Bearer ${server.issuedTokens[0]}`);
 });
 
+Deno.test("fcm provider fails a THIRD_PARTY_AUTH_ERROR for good without renewing its access token", async () => {
+  const message = randomPush({ platform: "ios" });
+  const { server, provider } = setup({
+    [message.to]: {
+      status: 401,
+      errorCode: "THIRD_PARTY_AUTH_ERROR",
+      message: "Auth error from APNS or Web Push Service",
+    },
+  });
+  await using _ = server;
+
+  const error = await provider.send(message).catch((e) => e);
+
+  assert.ok(error instanceof ProviderError);
+  assert.equal(error.providerCode, "THIRD_PARTY_AUTH_ERROR");
+  assert.equal(error.temporary, false);
+  assert.equal(error.invalidToken, false);
+  assert.deepEqual(server.requests.map((r) => r.path.split("/").at(-1)), ["token", "messages:send"]);
+});
+
 Deno.test("fcm provider signals an unregistered token for removal", async () => {
   const message = randomPush();
   const { server, provider } = setup({

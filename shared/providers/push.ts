@@ -8,14 +8,16 @@ export interface PushProviderOptions {
 }
 
 /**
- * Creates the push provider: `ios` tokens go to APNs when it is configured (else FCM, which also
- * delivers to iOS apps that registered with it); every other platform goes to FCM.
+ * Creates the push provider: `ios` tokens go to APNs, every other platform to FCM. An `ios` token is
+ * always an APNs token (64 hex characters: the API takes no other), which FCM refuses as "not a valid
+ * FCM registration token": sent there when APNs is not configured, every iOS device would be
+ * removed as invalid. Without the service a platform needs, its messages fail and its tokens stay.
  */
 export function createPushProvider(options: PushProviderOptions): Provider {
   return {
     name: "push",
     send(message: OutboundMessage): Promise<SendResult> {
-      const provider = message.platform === "ios" ? options.apns ?? options.fcm : options.fcm;
+      const provider = message.platform === "ios" ? options.apns : options.fcm;
       if (!provider) {
         return Promise.reject(
           new ProviderError(`Cannot send push: no provider for ${message.platform ?? "unknown"} devices`),

@@ -79,17 +79,20 @@ Deno.test("push provider sends ios tokens to apns and other platforms to fcm", a
   assert.deepEqual(sends(fcmServer).map((r) => JSON.parse(r.body).message.token), [android.to, web.to]);
 });
 
-Deno.test("push provider sends ios tokens to fcm when apns is not configured", async () => {
+Deno.test("push provider fails ios tokens, keeping them, when apns is not configured (fcm would call them invalid)", async () => {
   const { fcmServer, apnsServer, fcm } = startFakes();
   await using _fcm = fcmServer;
   await using _apns = apnsServer;
   const push = createPushProvider({ fcm });
-  const ios = randomPush({ platform: "ios" });
+  const ios = randomPush({ platform: "ios", to: randomHex(32) });
 
-  await push.send(ios);
+  const err = await push.send(ios).then(() => undefined, (e) => e);
 
-  assert.equal(sends(apnsServer).length, 0);
-  assert.deepEqual(sends(fcmServer).map((r) => JSON.parse(r.body).message.token), [ios.to]);
+  assert.ok(err instanceof ProviderError);
+  assert.equal(err.message, "Cannot send push: no provider for ios devices");
+  assert.equal(err.temporary, false);
+  assert.equal(err.invalidToken, false);
+  assert.equal(sends(fcmServer).length + sends(apnsServer).length, 0);
 });
 
 Deno.test("push provider passes on the invalid token signal of either service", async () => {

@@ -10,6 +10,8 @@ export interface ResendProviderOptions {
 }
 
 const DEFAULT_BASE_URL = "https://api.resend.com";
+/** Resend's 429s that wait for a new day or month ("Upgrade your plan … or wait until 24 hours have passed"). */
+const QUOTA_SPENT = new Set(["daily_quota_exceeded", "monthly_quota_exceeded"]);
 
 /** Creates the email provider that sends through Resend. */
 export function createResendProvider(options: ResendProviderOptions): Provider {
@@ -36,8 +38,9 @@ export function createResendProvider(options: ResendProviderOptions): Provider {
       if (error) {
         // statusCode is null when the request never got an answer (network failure).
         const status = error.statusCode;
-        // A 409 concurrent_idempotent_requests means the same message is still being sent: retry.
-        const temporary = status === null || status === 429 || status >= 500 ||
+        // A 409 concurrent_idempotent_requests means the same message is still being sent: retry. A
+        // 429 is a rate limit, except a spent daily or monthly quota, which no retry of ours outlasts.
+        const temporary = status === null || (status === 429 && !QUOTA_SPENT.has(error.name)) || status >= 500 ||
           error.name === "concurrent_idempotent_requests";
         throw new ProviderError(`Cannot send email: ${error.message}`, {
           temporary,

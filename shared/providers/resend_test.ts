@@ -102,16 +102,10 @@ Deno.test("resend provider reports rate limiting and server errors as temporary"
   const apiKey = randomApiKey();
   const limited = randomEmail();
   const broken = randomEmail();
-  const overQuota = randomEmail();
   const racing = randomEmail();
   await using server = startFakeResend({
     apiKey,
     errors: {
-      [overQuota.to]: {
-        statusCode: 429,
-        name: "daily_quota_exceeded",
-        message: "You have reached your daily email sending quota.",
-      },
       [racing.to]: {
         statusCode: 409,
         name: "concurrent_idempotent_requests",
@@ -131,12 +125,42 @@ Deno.test("resend provider reports rate limiting and server errors as temporary"
   });
   const provider = createResendProvider({ apiKey, baseUrl: server.url });
 
-  for (const message of [limited, broken, overQuota, racing]) {
+  for (const message of [limited, broken, racing]) {
     const error = await provider.send(message).catch((e) => e);
     assert.ok(error instanceof ProviderError);
     assert.equal(error.temporary, true, error.message);
   }
-  assert.equal(server.requests.length, 4);
+  assert.equal(server.requests.length, 3);
+});
+
+Deno.test("resend provider fails a message for good when the daily or monthly quota is spent", async () => {
+  const apiKey = randomApiKey();
+  const daily = randomEmail();
+  const monthly = randomEmail();
+  await using server = startFakeResend({
+    apiKey,
+    errors: {
+      [daily.to]: {
+        statusCode: 429,
+        name: "daily_quota_exceeded",
+        message: "You have reached your daily email sending quota.",
+      },
+      [monthly.to]: {
+        statusCode: 429,
+        name: "monthly_quota_exceeded",
+        message: "You have reached your monthly email sending quota.",
+      },
+    },
+  });
+  const provider = createResendProvider({ apiKey, baseUrl: server.url });
+
+  for (const [message, code] of [[daily, "daily_quota_exceeded"], [monthly, "monthly_quota_exceeded"]] as const) {
+    const error = await provider.send(message).catch((e) => e);
+    assert.ok(error instanceof ProviderError);
+    assert.equal(error.temporary, false, error.message);
+    assert.equal(error.providerCode, code);
+    assert.match(error.message, /quota/);
+  }
 });
 
 Deno.test("resend provider reports an unreachable server as temporary", async () => {
