@@ -13,7 +13,7 @@ import { webhooksRoutes } from "./api/webhooks/routes.ts";
 import { whatsappRoutes } from "./api/whatsapp/routes.ts";
 import { workflowsRoutes } from "./api/workflows/routes.ts";
 import { triggerWorkflowRoutes } from "./api/workflows/trigger_routes.ts";
-import { otpRoutes } from "./otp/routes.ts";
+import { otpRoutes, verifyAnswersCountAttempts } from "./otp/routes.ts";
 import { loadConfig } from "./shared/config.ts";
 import type { Deps } from "./shared/deps.ts";
 import { createBaseApp } from "./shared/http/app.ts";
@@ -45,6 +45,7 @@ export function createService(deps: Deps, roles: Roles = ALL_ROLES) {
   // Provider callbacks carry no API key (each is checked by its provider's signature): mounted before
   // the key check, like the document above, so that they answer first.
   if (roles.api) app.route("/api/v1/inbound", inboundRoutes(deps));
+  if (roles.otp) app.use("/api/v1/otp/verify", verifyAnswersCountAttempts);
   app.use(
     "/api/v1/*",
     apiKeyAuth(deps, deps.keys),

@@ -220,3 +220,37 @@ dbTest("an unknown, forged or other team's token is 400 'Session not found'", as
   const ok = await world.post("/verify", { session_token: token, otps: { email: otps.email } });
   assert.equal((await ok.json()).attempts_remaining, 3);
 });
+
+dbTest("a token of any length that is not ours is 'Session not found', on verify and resend", async () => {
+  const world = await otpWorld();
+  const { token } = await openSandbox(world, ["email"]);
+  const long = `${token.split(".")[0]}.${"A".repeat(2_100)}.${token.split(".")[2]}`;
+  for (
+    const [path, body] of [["/verify", { session_token: long, otps: { email: "123456" } }], ["/resend", {
+      token: long,
+    }]] as const
+  ) {
+    const res = await world.post(path, body);
+    assert.equal(res.status, 400, path);
+    assert.equal((await res.json()).message, "Session not found", path);
+  }
+});
+
+dbTest("every verify answer carries attempts_remaining: 0 when there is no session to count", async () => {
+  const world = await otpWorld();
+  const cases: [Response, number, unknown][] = [
+    [await world.post("/verify", { otps: { email: "123456" } }), 400, ["session_token should not be empty"]],
+    [await world.post("/verify", { session_token: "x", otps: {} }), 400, ["otps should not be empty"]],
+    [
+      await world.post("/verify", { session_token: "x", otps: { email: "1" } }, { key: "sk_live_nope" }),
+      401,
+      "Invalid API key",
+    ],
+  ];
+  for (const [res, status, message] of cases) {
+    assert.equal(res.status, status);
+    assert.equal(res.headers.get("content-type"), "application/json");
+    const body = await res.json();
+    assert.deepEqual([body.message, body.attempts_remaining], [message, 0]);
+  }
+});
