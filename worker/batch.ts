@@ -7,7 +7,7 @@ import { deliver } from "./deliver.ts";
 import type { DeliverBatchJob } from "./jobs.ts";
 import { prepareMessages } from "./prepare.ts";
 import { contactsInRange, devicesOf } from "./recipients.ts";
-import { MAX_DELIVERY_ATTEMPTS, retryDelay } from "./retry.ts";
+import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "./retry.ts";
 
 /** How long a batch's done marker is kept (longer than any redelivery). */
 const MARKER_TTL_MS = 7 * 24 * 3_600_000;
@@ -55,7 +55,7 @@ export async function handleDeliverBatch(w: WorkerContext, job: DeliverBatchJob)
   if (result.pending > 0) {
     const retry: DeliverBatchJob = { ...job, id: crypto.randomUUID(), attempt: job.attempt + 1 };
     await deps.kv.enqueue(retry, {
-      delay: retryDelay(job.attempt),
+      delay: nextTryDelay(job.attempt, result.retryAfterMs),
       backoffSchedule: JOB_BACKOFF_MS,
       keysIfUndelivered: [sendKeys.undelivered(job.trigger_id, retry.id)],
     });

@@ -21,6 +21,8 @@ export interface DeliveryResult {
   statuses: Map<string, FinalStatus>;
   /** Messages left pending after a temporary provider failure (to try again later). */
   pending: number;
+  /** The longest wait a provider asked for (Retry-After) among the pending ones, when one did. */
+  retryAfterMs?: number;
   /** True when some messages were recorded by an earlier pass (a redelivered job). */
   resumed: boolean;
   /** The execution of each message failed without a row (Postgres refused it; see deliverApart). */
@@ -76,6 +78,7 @@ export async function deliver(
   const { statuses, toSend, resumed, decided } = recorded;
   const outcomes = await sendAll(toSend);
   let pending = 0;
+  let retryAfterMs: number | undefined;
   const updates: Update[] = [];
   const refunds = new Map<string, number>();
   const invalidTokens = new Map<string, string[]>();
@@ -91,6 +94,7 @@ export async function deliver(
     }
     if (outcome.temporary && !options.lastAttempt) {
       pending++;
+      retryAfterMs = longest(retryAfterMs, outcome.retryAfterMs);
       statuses.set(key, "pending");
       continue;
     }
@@ -116,7 +120,7 @@ export async function deliver(
     balancesChanged(refunds.keys());
   }
   await emitMessageEvents(deps, decided);
-  return { statuses, pending, resumed, unrecorded: [] };
+  return { statuses, pending, retryAfterMs, resumed, unrecorded: [] };
 }
 
 /**
@@ -151,9 +155,14 @@ async function deliverApart(
   return {
     statuses: new Map(results.flatMap((r) => [...r.statuses])),
     pending: results[0].pending + results[1].pending,
+    retryAfterMs: longest(results[0].retryAfterMs, results[1].retryAfterMs),
     resumed: results[0].resumed || results[1].resumed,
     unrecorded: [...results[0].unrecorded, ...results[1].unrecorded],
   };
+}
+
+function longest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.max(a, b);
 }
 
 const NUL = "\u0000";

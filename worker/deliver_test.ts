@@ -175,6 +175,32 @@ dbTest("a temporary provider failure keeps the batch open and the retry sends on
   });
 });
 
+dbTest("a batch's retry waits as long as the longest Retry-After its providers asked for", async () => {
+  const deps = await testDeps();
+  const asked = new Map([["2000", 90_000], ["2001", 30_000]]);
+  const { provider } = fakeProvider((m) => {
+    const ms = asked.get(m.to.slice(-4));
+    if (ms) throw new ProviderError("Too many requests", { temporary: true, retryAfterMs: ms });
+  });
+  const { job } = await smsFanOut(deps, 3);
+  const delays: number[] = [];
+  const kv = new Proxy(deps.kv, {
+    get(target, prop) {
+      if (prop === "enqueue") {
+        return (value: unknown, options?: { delay?: number }) => {
+          delays.push(options?.delay ?? 0);
+          return target.enqueue(value, options);
+        };
+      }
+      const v = Reflect.get(target, prop);
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+  await runJob(createWorkerContext(withProvider({ ...deps, kv }, provider)), job);
+  assert.equal(delays.length, 1);
+  assert.ok(delays[0] >= 90_000 && delays[0] <= 108_000, String(delays[0]));
+});
+
 dbTest("a temporary failure on the last attempt fails the message", async () => {
   const deps = await testDeps();
   const { provider } = fakeProvider(() => {

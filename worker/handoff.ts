@@ -16,7 +16,7 @@ export interface ToSend {
 /** What a provider made of one message. */
 export type Outcome =
   | { ok: true; id: string; providerMessageId: string }
-  | { ok: false; id: string; error: string; temporary: boolean; invalidToken: boolean };
+  | { ok: false; id: string; error: string; temporary: boolean; invalidToken: boolean; retryAfterMs?: number };
 
 /** Hands messages to their real providers, SEND_CONCURRENCY at a time (step 2 of deliver()). */
 export async function sendAll(toSend: ToSend[]): Promise<Outcome[]> {
@@ -45,6 +45,7 @@ async function sendOne({ message, provider }: ToSend): Promise<Outcome> {
         error: err.message,
         temporary: err.temporary,
         invalidToken: err.invalidToken,
+        retryAfterMs: err.retryAfterMs,
       };
     }
     // Anything else (a network failure the client did not classify) may succeed on a retry.

@@ -9,7 +9,7 @@ import { completeSingles, deliveredCounts, type DispatchState, maybeCompleteExec
 import { executionContext, type WorkerContext } from "./context.ts";
 import { deliver, deliveryKey } from "./deliver.ts";
 import type { DispatchJob } from "./jobs.ts";
-import { MAX_DELIVERY_ATTEMPTS, retryDelay } from "./retry.ts";
+import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "./retry.ts";
 import { type Prepared, prepareMessages, type Unit } from "./prepare.ts";
 import { contactsByIds, devicesOf, type RecipientContact, recipientFilter } from "./recipients.ts";
 
@@ -133,7 +133,10 @@ async function deliverSingles(w: WorkerContext, specs: SendSpec[], attempt: numb
       sends: specs.filter((s) => unfinished.has(s.trigger_id)),
       attempt: attempt + 1,
     };
-    await deps.kv.enqueue(retry, { delay: retryDelay(attempt), backoffSchedule: JOB_BACKOFF_MS });
+    await deps.kv.enqueue(retry, {
+      delay: nextTryDelay(attempt, result.retryAfterMs),
+      backoffSchedule: JOB_BACKOFF_MS,
+    });
   }
 }
 

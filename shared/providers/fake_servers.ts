@@ -66,6 +66,8 @@ export interface ResendErrorBody {
   statusCode: number;
   name: string;
   message: string;
+  /** Sent as the Retry-After header (not in the body), as Resend does on a 429. */
+  retryAfter?: string;
 }
 
 /** Starts a fake Resend API that accepts `POST /emails` with `Bearer <apiKey>`. */
@@ -95,7 +97,10 @@ export function startFakeResend(
     }
     const recipients = Array.isArray(email.to) ? email.to : [email.to!];
     const error = recipients.map((to) => options.errors?.[to]).find(Boolean);
-    if (error) return json(error.statusCode, error);
+    if (error) {
+      const { retryAfter, ...body } = error;
+      return json(error.statusCode, body, retryAfter ? { "retry-after": retryAfter } : {});
+    }
     return json(200, { id: crypto.randomUUID() });
   });
 }
@@ -168,6 +173,8 @@ export interface FcmErrorSpec {
   message: string;
   /** Adds the BadRequest field violation on `message.token` that FCM sends for malformed tokens. */
   tokenViolation?: boolean;
+  /** Sent as the Retry-After header. */
+  retryAfter?: string;
 }
 
 const GOOGLE_STATUS: Record<number, string> = {
@@ -248,7 +255,9 @@ export function startFakeFcm(
           fieldViolations: [{ field: "message.token", description: "Invalid registration token" }],
         });
       }
-      return googleError(error.status, error.message, details);
+      const response = googleError(error.status, error.message, details);
+      if (error.retryAfter) response.headers.set("retry-after", error.retryAfter);
+      return response;
     }
     return json(200, { name: `projects/${options.projectId}/messages/0:${randomHex(8)}` });
   });

@@ -1,6 +1,6 @@
 /** Push through Firebase Cloud Messaging, HTTP v1 API over fetch. */
 import { importPKCS8, SignJWT } from "jose";
-import { type OutboundMessage, type Provider, ProviderError, type SendResult } from "./types.ts";
+import { type OutboundMessage, type Provider, ProviderError, retryAfterMs, type SendResult } from "./types.ts";
 
 /** The fields of a Google service-account JSON key that FCM needs. */
 export interface FcmServiceAccount {
@@ -121,10 +121,14 @@ async function fcmError(response: Response): Promise<ProviderError> {
     ?.errorCode ?? error.status;
   const aboutToken = details.some((d) => d.fieldViolations?.some((v) => v.field === "message.token")) ||
     /registration token/i.test(error.message ?? "");
+  const temporary = response.status === 429 || response.status >= 500;
+  // FCM: honour Retry-After; over the message-rate quota, wait at least a minute.
+  const asked = retryAfterMs(response.headers.get("retry-after"));
   return new ProviderError(`Cannot send push: ${error.message ?? (text || response.statusText)}`, {
-    temporary: response.status === 429 || response.status >= 500,
+    temporary,
     invalidToken: code === "UNREGISTERED" || (code === "INVALID_ARGUMENT" && aboutToken),
     providerCode: code,
+    retryAfterMs: !temporary ? undefined : code === "QUOTA_EXCEEDED" ? Math.max(60_000, asked ?? 0) : asked,
   });
 }
 

@@ -202,6 +202,23 @@ Deno.test("fcm provider reports quota and outages as temporary", async () => {
   }
 });
 
+Deno.test("fcm provider passes on Retry-After, and waits a minute at least over the message-rate quota", async () => {
+  const busy = randomPush();
+  const quota = randomPush();
+  const { server, provider } = setup({
+    [busy.to]: { status: 503, errorCode: "UNAVAILABLE", message: "The service is unavailable.", retryAfter: "30" },
+    [quota.to]: { status: 429, errorCode: "QUOTA_EXCEEDED", message: "Quota exceeded." },
+  });
+  await using _ = server;
+
+  for (const [message, ms] of [[busy, 30_000], [quota, 60_000]] as const) {
+    const error = await provider.send(message).catch((e) => e);
+    assert.ok(error instanceof ProviderError);
+    assert.equal(error.temporary, true);
+    assert.equal(error.retryAfterMs, ms, error.providerCode);
+  }
+});
+
 Deno.test("fcm provider reports a service account the token endpoint refuses as permanent", async () => {
   const other = await generateRsaKeyPair();
   const projectId = "project-x";

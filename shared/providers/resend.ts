@@ -1,6 +1,6 @@
 /** Email through Resend, with the official `resend` SDK. */
 import { Resend } from "resend";
-import { type OutboundMessage, type Provider, ProviderError, type SendResult } from "./types.ts";
+import { type OutboundMessage, type Provider, ProviderError, retryAfterMs, type SendResult } from "./types.ts";
 
 /** Options of {@linkcode createResendProvider}. */
 export interface ResendProviderOptions {
@@ -28,7 +28,7 @@ export function createResendProvider(options: ResendProviderOptions): Provider {
       const content = message.html !== undefined
         ? { html: message.html, text: message.text }
         : { text: message.text ?? "" };
-      const { data, error } = await resend.emails.send({
+      const { data, error, headers } = await resend.emails.send({
         from: formatSender(message.from, message.fromName),
         to: message.to,
         subject: message.subject ?? "",
@@ -45,6 +45,7 @@ export function createResendProvider(options: ResendProviderOptions): Provider {
         throw new ProviderError(`Cannot send email: ${error.message}`, {
           temporary,
           providerCode: error.name,
+          retryAfterMs: temporary ? retryAfterMs(headers?.["retry-after"]) : undefined,
         });
       }
       return { providerMessageId: data.id };

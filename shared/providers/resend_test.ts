@@ -163,6 +163,29 @@ Deno.test("resend provider fails a message for good when the daily or monthly qu
   }
 });
 
+Deno.test("resend provider passes on the Retry-After of a rate limit", async () => {
+  const apiKey = randomApiKey();
+  const limited = randomEmail();
+  await using server = startFakeResend({
+    apiKey,
+    errors: {
+      [limited.to]: {
+        statusCode: 429,
+        name: "rate_limit_exceeded",
+        message: "Too many requests. You can only make 2 requests per second.",
+        retryAfter: "7",
+      },
+    },
+  });
+  const provider = createResendProvider({ apiKey, baseUrl: server.url });
+
+  const error = await provider.send(limited).catch((e) => e);
+
+  assert.ok(error instanceof ProviderError);
+  assert.equal(error.temporary, true);
+  assert.equal(error.retryAfterMs, 7_000);
+});
+
 Deno.test("resend provider reports an unreachable server as temporary", async () => {
   const apiKey = randomApiKey();
   const server = startFakeResend({ apiKey });

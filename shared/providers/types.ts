@@ -47,17 +47,29 @@ export class ProviderError extends Error {
   readonly invalidToken: boolean;
   /** The provider's own error code, when it gave one. */
   readonly providerCode?: string;
+  /** How long the provider asked to wait before trying again (its Retry-After), when it said. */
+  readonly retryAfterMs?: number;
 
   constructor(
     message: string,
-    options: { temporary?: boolean; invalidToken?: boolean; providerCode?: string } = {},
+    options: { temporary?: boolean; invalidToken?: boolean; providerCode?: string; retryAfterMs?: number } = {},
   ) {
     super(message);
     this.name = "ProviderError";
     this.temporary = options.temporary ?? false;
     this.invalidToken = options.invalidToken ?? false;
     this.providerCode = options.providerCode;
+    this.retryAfterMs = options.retryAfterMs;
   }
+}
+
+/** A Retry-After header (seconds, or an HTTP date) in milliseconds from `now`; undefined when absent or unreadable. */
+export function retryAfterMs(header: string | null | undefined, now = Date.now()): number | undefined {
+  if (!header) return undefined;
+  const text = header.trim();
+  // Seconds are digits only; an HTTP date has a weekday and month names ("-5" would parse as a year).
+  const ms = /^\d+$/.test(text) ? Number(text) * 1000 : /^[A-Za-z]{3}, /.test(text) ? Date.parse(text) - now : NaN;
+  return Number.isFinite(ms) ? Math.max(0, ms) : undefined;
 }
 
 /** One way out for messages of one or more channels. */

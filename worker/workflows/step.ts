@@ -8,7 +8,7 @@ import { executionContext, type WorkerContext } from "../context.ts";
 import { deliver, deliveryKey } from "../deliver.ts";
 import { type Prepared, prepareMessages, type Unit } from "../prepare.ts";
 import { contactsByIds } from "../recipients.ts";
-import { MAX_DELIVERY_ATTEMPTS, retryDelay } from "../retry.ts";
+import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "../retry.ts";
 import { cachedRuns, cachedWorkflow } from "./cache.ts";
 import type { WorkflowStepJob } from "./jobs.ts";
 import { advance, type Claimed, claimStep, executionsAhead, recordStepRuns, type StepRun } from "./queries.ts";
@@ -61,13 +61,13 @@ async function runStep(w: WorkerContext, workflow: Workflow, job: WorkflowStepJo
   }
   const outcome = step && toSend.length > 0
     ? await sendStep(w, runs, step, toSend, job)
-    : { runs: [] as StepRun[], pending: [] as string[] };
+    : { runs: [] as StepRun[], pending: [] as string[], retryAfterMs: undefined };
   if (step) await recordStepRuns(deps.sql, workflow.id, step, outcome.runs);
   if (outcome.pending.length > 0) {
     const retry = stepJobs({
       workflow_id: job.workflow_id,
       step_order: job.step_order,
-      due_at: deps.now() + retryDelay(job.attempt),
+      due_at: deps.now() + nextTryDelay(job.attempt, outcome.retryAfterMs),
       attempt: job.attempt + 1,
     }, outcome.pending);
     await enqueueJobs(deps, retry);
@@ -196,7 +196,7 @@ async function sendStep(
   step: StepRow,
   claimed: Claimed[],
   job: WorkflowStepJob,
-): Promise<{ runs: StepRun[]; pending: string[] }> {
+): Promise<{ runs: StepRun[]; pending: string[]; retryAfterMs?: number }> {
   const { deps } = w;
   const teamId = runs.get(claimed[0].trigger_id)!.team_id;
   const content = await stepContent(w, teamId, step);
@@ -289,5 +289,5 @@ async function sendStep(
       cost_micros: 0,
     });
   }
-  return { runs: results, pending };
+  return { runs: results, pending, retryAfterMs: delivered.retryAfterMs };
 }
