@@ -10,6 +10,8 @@ export interface TwilioProviderOptions {
   baseUrl?: string;
   /** Where Twilio should post status changes of a team's messages; no callbacks when absent. */
   statusCallback?: (teamId: string) => string;
+  /** How long a request may take (ms); the SDK's default is 30 s. */
+  timeoutMs?: number;
 }
 
 /** The SDK's `RequestClient.RequestOptions<TData>` (its namespace is not re-exported). */
@@ -25,8 +27,8 @@ type RequestOptions<TData> =
 class RebasedRequestClient extends twilio.RequestClient {
   readonly #base: URL;
 
-  constructor(baseUrl: string) {
-    super();
+  constructor(baseUrl: string, timeoutMs?: number) {
+    super({ timeout: timeoutMs });
     this.#base = new URL(baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`);
   }
 
@@ -40,7 +42,9 @@ class RebasedRequestClient extends twilio.RequestClient {
 /** Creates the SMS and WhatsApp provider that sends through Twilio's Messages API. */
 export function createTwilioProvider(options: TwilioProviderOptions): Provider {
   const client = twilio(options.accountSid, options.authToken, {
-    httpClient: options.baseUrl ? new RebasedRequestClient(options.baseUrl) : undefined,
+    httpClient: options.baseUrl
+      ? new RebasedRequestClient(options.baseUrl, options.timeoutMs)
+      : new twilio.RequestClient({ timeout: options.timeoutMs }),
   });
   return {
     name: "twilio",
@@ -72,19 +76,38 @@ export function createTwilioProvider(options: TwilioProviderOptions): Provider {
   };
 }
 
+/** Network failures that happen before a request reaches Twilio: trying again cannot send twice. */
+const NEVER_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
+
+/** Why an answer that may hide a created message is not tried again. */
+const MAY_HAVE_SENT = "Twilio may have sent it, so it is not tried again (a second try could send it twice)";
+
+/**
+ * Twilio's Messages API has no idempotency key, and its docs say of a 500 on a POST: "if you retry
+ * the request, it is possible for a customer to receive multiple messages". So only what Twilio
+ * did not process is tried again: a 429 (refused before processing), a 503 (unavailable), a
+ * connection never made. A 500, 502 or 504, a timeout or a connection dropped mid-request fails the
+ * message, with the reason.
+ */
 function toProviderError(channel: string, error: unknown): ProviderError {
   const { status, code, message } = error as { status?: unknown; code?: unknown; message?: string };
   if (typeof status !== "number") {
-    // No HTTP answer: a network failure or timeout (axios sets a string code such as ECONNREFUSED).
-    return new ProviderError(`Cannot send ${channel}: ${message ?? String(error)}`, {
-      temporary: true,
+    // No HTTP answer (axios sets a string code such as ECONNREFUSED or ECONNABORTED).
+    const sent = !(typeof code === "string" && NEVER_SENT.has(code));
+    const reason = message ?? String(error);
+    return new ProviderError(`Cannot send ${channel}: ${sent ? `${reason}; ${MAY_HAVE_SENT}` : reason}`, {
+      temporary: !sent,
       providerCode: typeof code === "string" ? code : undefined,
     });
   }
   const twilioCode = typeof code === "number" ? code : undefined;
+  const temporary = status === 429 || status === 503;
   // Every other 4xx (21211 invalid number, 21614 not a mobile, 21610 unsubscribed…) is final.
-  return new ProviderError(`Cannot send ${channel}: ${message}`, {
-    temporary: status === 429 || status >= 500,
-    providerCode: twilioCode?.toString(),
-  });
+  return new ProviderError(
+    `Cannot send ${channel}: ${message}${status >= 500 && !temporary ? `; ${MAY_HAVE_SENT}` : ""}`,
+    {
+      temporary,
+      providerCode: twilioCode?.toString(),
+    },
+  );
 }

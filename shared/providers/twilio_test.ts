@@ -127,25 +127,50 @@ Deno.test("twilio provider reports wrong credentials as permanent", async () => 
   assert.equal(error.providerCode, "20003");
 });
 
-Deno.test("twilio provider reports rate limiting and server errors as temporary", async () => {
+Deno.test("twilio provider reports rate limiting and unavailability as temporary", async () => {
   const credentials = randomCredentials();
   const limited = randomSms();
-  const broken = randomSms();
+  const down = randomSms();
   await using server = startFakeTwilio({
     ...credentials,
     errors: {
       [limited.to]: { status: 429, code: 20429, message: "Too Many Requests" },
-      [broken.to]: { status: 500, code: 20500, message: "An internal server error has occurred" },
+      [down.to]: { status: 503, code: 20503, message: "Service Unavailable" },
     },
   });
   const provider = createTwilioProvider({ ...credentials, baseUrl: server.url });
 
-  for (const message of [limited, broken]) {
+  for (const message of [limited, down]) {
     const error = await provider.send(message).catch((e) => e);
     assert.ok(error instanceof ProviderError);
     assert.equal(error.temporary, true, error.message);
   }
   assert.equal(server.requests.length, 2);
+});
+
+Deno.test("twilio provider does not try again what Twilio may have sent: a 500, or no answer in time", async () => {
+  const credentials = randomCredentials();
+  const broken = randomSms();
+  await using server = startFakeTwilio({
+    ...credentials,
+    errors: { [broken.to]: { status: 500, code: 20500, message: "An internal server error has occurred" } },
+  });
+  const silent = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+    () => new Promise((answer) => setTimeout(() => answer(new Response("late")), 1_000)),
+  );
+  const providers = [
+    createTwilioProvider({ ...credentials, baseUrl: server.url }),
+    createTwilioProvider({ ...credentials, baseUrl: `http://127.0.0.1:${silent.addr.port}`, timeoutMs: 200 }),
+  ];
+
+  for (const [provider, message] of [[providers[0], broken], [providers[1], randomSms()]] as const) {
+    const error = await provider.send(message).catch((e) => e);
+    assert.ok(error instanceof ProviderError);
+    assert.equal(error.temporary, false, error.message);
+    assert.match(error.message, /Twilio may have sent it, so it is not tried again/);
+  }
+  await silent.shutdown();
 });
 
 Deno.test("twilio provider reports an unreachable server as temporary", async () => {
