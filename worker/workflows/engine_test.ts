@@ -366,6 +366,26 @@ dbTest("a scheduled event answers 'Event scheduled for <timestamp>' and runs no 
   assert.ok(message.created_at.getTime() >= Date.parse(at), "sent before trigger_at");
 });
 
+dbTest("a scheduled start whose contact is deleted before it runs completes, having sent nothing", async () => {
+  const f = await fixture();
+  const wf = await createWorkflow(f, { steps: [step(1, "email", "welcome")] });
+  const contact = await f.contact({});
+  const at = new Date(Date.now() + 1500).toISOString();
+  const res = await f.post("/api/v1/workflows/trigger", {
+    workflow_id: wf.id,
+    recipient_type: "contact",
+    contact_external_id: contact.external_id,
+    trigger_at: at,
+  });
+  assert.equal(res.status, 201);
+  const { trigger_id } = await res.json();
+  await f.deps.sql`delete from contacts where id = ${contact.id}`;
+  const trigger = await f.waitForTrigger(trigger_id);
+  assert.equal(trigger.status, "completed");
+  assert.deepEqual(trigger.summary, { total_contacts: 0, sent: 0, failed: 0, filtered: 0 });
+  assert.deepEqual((await outboxOf(f, trigger_id)).map((m) => [m.channel, m.to_address]), []);
+});
+
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
   const deadline = Date.now() + 20_000;
   while (!await check()) {

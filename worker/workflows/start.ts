@@ -138,9 +138,19 @@ async function startAll(w: WorkerContext, starts: WorkflowStart[], options: { st
 async function startContacts(db: Db, starts: WorkflowStart[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   const byTeam = new Map<string, WorkflowStart[]>();
+  const named: { triggerId: string; contactId: string }[] = [];
   for (const s of starts) {
-    if (s.recipient?.type === "contact") out.set(s.trigger_id, s.recipient.contact_id);
+    if (s.recipient?.type === "contact") named.push({ triggerId: s.trigger_id, contactId: s.recipient.contact_id });
     else if (s.source === "event") byTeam.set(s.team_id, [...byTeam.get(s.team_id) ?? [], s]);
+  }
+  if (named.length > 0) {
+    // A scheduled start's contact may have been deleted since it was accepted: it starts nothing
+    // (its execution would break the contact's foreign key on every try, leaving the trigger open).
+    const ids = named.map((n) => n.contactId);
+    const existing = new Set(
+      (await db<{ id: string }[]>`select id from contacts where id = any(${ids}::uuid[])`).map((r) => r.id),
+    );
+    for (const n of named) if (existing.has(n.contactId)) out.set(n.triggerId, n.contactId);
   }
   for (const [teamId, events] of byTeam) {
     const text = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
