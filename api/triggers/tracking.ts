@@ -13,6 +13,7 @@ import {
   zeroCounts,
 } from "../../shared/sending/trigger_record.ts";
 import { toUsd } from "../../shared/money.ts";
+import { stepCounts } from "../../shared/workflows/complete.ts";
 
 /** An execution as the views show it. */
 export interface ExecutionView {
@@ -115,6 +116,9 @@ export async function findTrigger(deps: Deps, teamId: string, id: string): Promi
   const executions = await withLiveCounts(deps, await executionsOf(deps.sql, [id]));
   const summary = isFinal(row.status)
     ? { total_contacts: row.total_contacts, sent: row.sent, failed: row.failed, filtered: row.filtered }
+    : row.flow_type === "workflow"
+    // A running workflow has no execution rows of the pipeline: its steps' messages so far.
+    ? (await stepCounts(deps.sql, [id])).get(id)!
     : addCounts(executions.map(countsOf));
   const view: TriggerView = {
     id: row.id,

@@ -1,6 +1,7 @@
 import type { Db } from "../db.ts";
 import type { Deps } from "../deps.ts";
 import { log } from "../log.ts";
+import type { Counts } from "../sending/trigger_record.ts";
 import { emitEvents, type EventInput } from "../webhook_events.ts";
 
 /** The triggers among `ids` whose executions are all finished and whose fan-outs are over. */
@@ -26,30 +27,42 @@ interface Completed {
 }
 
 /**
- * Writes the final counts and status of finished workflow triggers (one statement): `sent`, `failed`
- * and `filtered` count their steps' messages and `total_contacts` all of them, as a direct send to
- * several channels counts one recipient a channel, so that `total_contacts = sent + failed +
- * filtered` holds for every trigger (the workflow's statistics view counts contacts); failed when
+ * What workflow triggers have delivered so far: `sent`, `failed` and `filtered` count their steps'
+ * messages and `total_contacts` all of them, as a direct send to several channels counts one
+ * recipient a channel, so that `total_contacts = sent + failed + filtered` holds for every trigger
+ * (the workflow's statistics view counts contacts). Every id of `ids` is in the answer.
+ */
+export async function stepCounts(db: Db, ids: string[]): Promise<Map<string, Counts>> {
+  const rows = await db<(Counts & { id: string })[]>`
+    select t.id,
+      count(r.execution_id)::int as total_contacts,
+      count(r.execution_id) filter (where r.status = 'SENT')::int as sent,
+      count(r.execution_id) filter (where r.status = 'FAILED')::int as failed,
+      count(r.execution_id) filter (where r.status = 'FILTERED')::int as filtered
+    from unnest(${ids}::uuid[]) as t(id)
+    left join workflow_executions e on e.trigger_id = t.id
+    left join workflow_step_runs r on r.execution_id = e.id
+    group by t.id`;
+  return new Map(rows.map(({ id, ...counts }) => [id, counts]));
+}
+
+/**
+ * Writes the final counts (see stepCounts) and status of finished workflow triggers: failed when
  * nothing was sent and something failed. Answers the triggers that became final now.
  */
 async function finish(db: Db, ids: string[], now: number): Promise<Completed[]> {
+  const counts = [...await stepCounts(db, ids)];
+  const of = (field: keyof Counts) => counts.map(([, c]) => c[field]);
   return await db<Completed[]>`
-    with counts as (
-      select t.id,
-        count(r.execution_id)::int as total,
-        count(r.execution_id) filter (where r.status = 'SENT')::int as sent,
-        count(r.execution_id) filter (where r.status = 'FAILED')::int as failed,
-        count(r.execution_id) filter (where r.status = 'FILTERED')::int as filtered
-      from unnest(${ids}::uuid[]) as t(id)
-      left join workflow_executions e on e.trigger_id = t.id
-      left join workflow_step_runs r on r.execution_id = e.id
-      group by t.id
+    with c as (
+      select * from unnest(${counts.map(([id]) => id)}::uuid[], ${of("total_contacts")}::int[], ${of("sent")}::int[],
+        ${of("failed")}::int[], ${of("filtered")}::int[]) as v(id, total, sent, failed, filtered)
     )
     update triggers t set
       status = case when c.sent = 0 and c.failed > 0 then 'failed' else 'completed' end,
       total_contacts = c.total, sent = c.sent, failed = c.failed, filtered = c.filtered,
       completed_at = ${new Date(now)}, started_at = coalesce(t.started_at, ${new Date(now)})
-    from counts c
+    from c
     where t.id = c.id and t.status not in ('completed', 'failed')
     returning t.id, t.team_id, t.trigger_type, t.status, t.total_contacts, t.sent, t.failed, t.filtered,
       t.completed_at`;

@@ -386,6 +386,26 @@ dbTest("a scheduled start whose contact is deleted before it runs completes, hav
   assert.deepEqual((await outboxOf(f, trigger_id)).map((m) => [m.channel, m.to_address]), []);
 });
 
+dbTest("a running workflow trigger's summary counts the steps' messages sent so far", async () => {
+  const f = await fixture();
+  const wf = await createWorkflow(f, { steps: [step(1, "email", "welcome"), step(2, "email", "reminder", 60)] });
+  const contact = await f.contact({});
+  const res = await f.post("/api/v1/workflows/trigger", {
+    workflow_id: wf.id,
+    recipient_type: "contact",
+    contact_external_id: contact.external_id,
+  });
+  const { trigger_id } = await res.json();
+  await until(async () => (await outboxOf(f, trigger_id)).length === 1, "the first step");
+  let trigger: { status: string; summary: unknown } | undefined;
+  await until(async () => {
+    trigger = await (await f.get(`/api/v1/triggers/${trigger_id}`)).json();
+    return JSON.stringify(trigger!.summary) !== JSON.stringify({ total_contacts: 0, sent: 0, failed: 0, filtered: 0 });
+  }, "the first step's count");
+  assert.equal(trigger!.status, "processing");
+  assert.deepEqual(trigger!.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
+});
+
 async function until(check: () => Promise<boolean>, what: string): Promise<void> {
   const deadline = Date.now() + 20_000;
   while (!await check()) {
