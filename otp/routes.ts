@@ -1,5 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import type { Context, Next } from "hono";
+import type { AppEnv } from "../shared/http/env.ts";
 import type { Deps } from "../shared/deps.ts";
 import { newRouter } from "../shared/http/app.ts";
 import { clientIp } from "./limits.ts";
@@ -16,16 +17,11 @@ const errors = (...codes: number[]) =>
 /**
  * Every verify answer carries `attempts_remaining` (DESIGN.md), also those given before a session is
  * read: a refused key, a bad body. With no session to count, it is 0. Mounted on the verify path
- * ahead of the key check, so that it sees those answers too.
+ * ahead of the key check, so that its errors carry it too.
  */
-export async function verifyAnswersCountAttempts(c: Context, next: Next): Promise<void> {
+export async function verifyAnswersCountAttempts(c: Context<AppEnv>, next: Next): Promise<void> {
+  c.set("errorFields", { attempts_remaining: 0 });
   await next();
-  if (c.res.status < 400 || !c.res.headers.get("content-type")?.startsWith("application/json")) return;
-  const body = await c.res.clone().json().catch(() => undefined);
-  if (typeof body !== "object" || body === null || Array.isArray(body) || "attempts_remaining" in body) return;
-  const headers = new Headers(c.res.headers);
-  headers.delete("content-length");
-  c.res = new Response(JSON.stringify({ ...body, attempts_remaining: 0 }), { status: c.res.status, headers });
 }
 
 /** OTP endpoints under /api/v1/otp: send, verify, resend. */

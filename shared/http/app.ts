@@ -23,6 +23,7 @@ export function newRouter(): OpenAPIHono<AppEnv> {
 
 function errorResponse(c: Context<AppEnv>, err: AppError): Response {
   const body = err.status === 401 && err.code === "authentication_error" ? shapeB(err) : shapeA(err);
+  for (const [name, value] of Object.entries(c.get("errorFields") ?? {})) if (!(name in body)) body[name] = value;
   for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
   return c.json(body, err.status as 400);
 }

@@ -10,5 +10,7 @@ export interface AppEnv {
     requestId: string;
     team: Team;
     apiKey: ApiKey;
+    /** Fields every error answer of the request carries unless its error sets them (see errorResponse). */
+    errorFields?: Record<string, unknown>;
   };
 }
