@@ -219,20 +219,15 @@ dbTest("a temporary failure on the last attempt fails the message", async () => 
   assert.equal(row.error, "Twilio is down (gave up after retries)");
 });
 
-dbTest("a push token the provider calls invalid is removed from the contact", async () => {
-  const deps = await testDeps();
+/** A live push send to one new contact holding these device tokens (android), run once through `provider`. */
+async function pushToTokens(deps: Deps, tokens: string[], provider: Provider) {
   const { team } = await testTeam(deps);
   const contact = await createContact(deps.sql, team.id, { email: `d.${crypto.randomUUID().slice(0, 8)}@example.com` });
-  const good = "a".repeat(40);
-  const stale = "b".repeat(40);
-  for (const token of [good, stale]) {
+  for (const token of tokens) {
     await deps.sql`insert into device_tokens ${
       deps.sql({ team_id: team.id, contact_id: contact.id, token, platform: "android" })
     }`;
   }
-  const { provider, sent } = fakeProvider((m) => {
-    if (m.to === stale) throw new ProviderError("Unregistered", { invalidToken: true });
-  });
   const spec = testSendSpec(team.id, {
     sandbox: false,
     trigger_type: "push",
@@ -250,6 +245,17 @@ dbTest("a push token the provider calls invalid is removed from the contact", as
     sends: [spec],
     attempt: 0,
   });
+  return { contact, spec };
+}
+
+dbTest("a push token the provider calls invalid is removed from the contact", async () => {
+  const deps = await testDeps();
+  const good = "a".repeat(40);
+  const stale = "b".repeat(40);
+  const { provider, sent } = fakeProvider((m) => {
+    if (m.to === stale) throw new ProviderError("Unregistered", { invalidToken: true });
+  });
+  const { contact, spec } = await pushToTokens(deps, [good, stale], provider);
   assert.deepEqual(sent.map((m) => [m.to, m.title, m.text, m.priority]), [[good, "Hi", "There", "high"]]);
   const tokens = await deps.sql`select token from device_tokens where contact_id = ${contact.id}`;
   assert.deepEqual(tokens.map((t) => t.token), [good]);
@@ -264,32 +270,13 @@ dbTest("a push token the provider calls invalid is removed from the contact", as
 
 dbTest("a message whose row Postgres refuses fails alone: the rest of its pass is delivered", async () => {
   const deps = await testDeps();
-  const { team } = await testTeam(deps);
-  const contact = await createContact(deps.sql, team.id, { email: `l.${crypto.randomUUID().slice(0, 8)}@example.com` });
   // Stored before tokens were limited to 2,048 characters: it fits the token index (2,660 random
   // characters) but not the message index, whose key adds the contact id to it.
   const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
   const long = Array.from(crypto.getRandomValues(new Uint8Array(2_660)), (b) => alphabet[b % 62]).join("");
   const good = ["a", "b", "c"].map((c) => c.repeat(40));
-  for (const token of [good[0], long, ...good.slice(1)]) {
-    await deps.sql`insert into device_tokens ${
-      deps.sql({ team_id: team.id, contact_id: contact.id, token, platform: "android" })
-    }`;
-  }
   const { provider, sent } = fakeProvider();
-  const spec = testSendSpec(team.id, {
-    sandbox: false,
-    trigger_type: "push",
-    recipient_type: "contact",
-    recipient: { type: "contact", contact_id: contact.id, external_id: contact.external_id },
-    executions: [{
-      id: crypto.randomUUID(),
-      content: { channel: "push", title: "Hi", body: "There", category: "transactional" },
-    }],
-  });
-  await deps.kv.set(sendKeys.trigger(spec.trigger_id), newTriggerRecord(spec));
-  const job = { type: "send-group" as const, id: crypto.randomUUID(), sends: [spec], attempt: 0 };
-  await runJob(createWorkerContext(withProvider(deps, provider)), job);
+  const { spec } = await pushToTokens(deps, [good[0], long, ...good.slice(1)], provider);
   assert.deepEqual(sent.map((m) => m.to).sort(), good);
   assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
     status: "completed",
