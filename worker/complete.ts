@@ -4,6 +4,7 @@ import { finishExecutionRows, recordFinished } from "../shared/sending/records.t
 import type { SendSpec } from "../shared/sending/spec.ts";
 import {
   type Counts,
+  countStatuses,
   finalStatus,
   finishExecutions,
   liveCounts,
@@ -30,19 +31,6 @@ export interface DispatchState {
   done: boolean;
 }
 
-/** Counts by execution of the statuses given (filtered, failed, sent). */
-export function tally(entries: Iterable<[executionId: string, status: FinalStatus]>): Map<string, Counts> {
-  const out = new Map<string, Counts>();
-  for (const [executionId, status] of entries) {
-    let c = out.get(executionId);
-    if (!c) out.set(executionId, c = zeroCounts());
-    if (status === "pending") continue;
-    c.total_contacts++;
-    c[status]++;
-  }
-  return out;
-}
-
 /**
  * What a delivery pass of `prepared` leaves counted: its own statuses; or, when it resumed an earlier
  * pass (a redelivered job), what Postgres recorded for `executionIds` (optionally one batch), and
@@ -56,34 +44,25 @@ export async function deliveredCounts(
   batchNo?: number,
 ): Promise<Map<string, Counts>> {
   if (!result.resumed) {
-    return tally(prepared.map((p) => [p.execution_id, result.statuses.get(deliveryKey(p)) ?? "failed"]));
+    return countStatuses(prepared.map((p) => [p.execution_id, result.statuses.get(deliveryKey(p)) ?? "failed"]));
   }
-  const counts = await countRecorded(db, executionIds, batchNo);
-  for (const executionId of result.unrecorded) {
-    if (!executionIds.includes(executionId)) continue;
-    let c = counts.get(executionId);
-    if (!c) counts.set(executionId, c = zeroCounts());
-    c.total_contacts++;
-    c.failed++;
-  }
-  return counts;
+  const wanted = new Set(executionIds);
+  const unrecorded = result.unrecorded.filter((id) => wanted.has(id)).map((id) => [id, "failed"] as const);
+  return countStatuses([...await recordedStatuses(db, executionIds, batchNo), ...unrecorded]);
 }
 
 /** The recorded outcome of executions (optionally one batch), counted in Postgres. */
 export async function countRecorded(db: Db, executionIds: string[], batchNo?: number): Promise<Map<string, Counts>> {
+  return countStatuses(await recordedStatuses(db, executionIds, batchNo));
+}
+
+/** How many recorded messages of executions (optionally one batch) have each status. */
+async function recordedStatuses(db: Db, executionIds: string[], batchNo?: number) {
   const rows = await db<{ execution_id: string; status: FinalStatus; n: number }[]>`
     select execution_id, status, count(*)::int as n from messages
     where execution_id = any(${executionIds}::uuid[]) ${batchNo === undefined ? db`` : db`and batch_no = ${batchNo}`}
     group by execution_id, status`;
-  const out = new Map<string, Counts>();
-  for (const r of rows) {
-    let c = out.get(r.execution_id);
-    if (!c) out.set(r.execution_id, c = zeroCounts());
-    if (r.status === "pending") continue;
-    c.total_contacts += r.n;
-    c[r.status] += r.n;
-  }
-  return out;
+  return rows.map((r) => [r.execution_id, r.status, r.n] as const);
 }
 
 /**

@@ -6,6 +6,7 @@ import { metrics } from "../shared/metrics.ts";
 import { OutboxProvider } from "../shared/providers/outbox.ts";
 import type { OutboundMessage, Provider } from "../shared/providers/types.ts";
 import { UNPAID_REASON } from "../shared/sending/pricing.ts";
+import type { MessageStatus } from "../shared/sending/trigger_record.ts";
 import { balancesChanged, charge, refund } from "../shared/wallet.ts";
 import type { Prepared } from "./prepare.ts";
 import { emitMessageEvents, type MessageOutcome } from "./events.ts";
@@ -13,7 +14,7 @@ import { sendAll, type ToSend } from "./handoff.ts";
 import { deleteDeviceTokens } from "./recipients.ts";
 
 /** Where a message stands once a delivery pass is over. */
-export type FinalStatus = "sent" | "failed" | "filtered" | "pending";
+export type FinalStatus = MessageStatus;
 
 /** What a delivery pass did. */
 export interface DeliveryResult {

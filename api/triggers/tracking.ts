@@ -5,9 +5,11 @@ import { sendKeys } from "../../shared/sending/keys.ts";
 import {
   addCounts,
   type Counts,
+  countStatuses,
   finalStatus,
   findPendingRecord,
   liveCounts,
+  type MessageStatus,
   type SendStatus,
   type TriggerRecord,
   zeroCounts,
@@ -244,7 +246,7 @@ async function stepExecution(
     {
       trigger_id: string;
       channel: Channel;
-      status: "pending" | "sent" | "failed" | "filtered";
+      status: MessageStatus;
       n: number;
       first: Date;
       last: Date;
@@ -255,12 +257,7 @@ async function stepExecution(
     from messages where execution_id = ${id} and team_id = ${teamId}
     group by trigger_id, channel, status`;
   if (rows.length === 0 || (channel && rows[0].channel !== channel)) return undefined;
-  const counts = zeroCounts();
-  for (const r of rows) {
-    if (r.status === "pending") continue;
-    counts.total_contacts += r.n;
-    counts[r.status] += r.n;
-  }
+  const counts = countStatuses(rows.map((r) => [id, r.status, r.n] as const)).get(id)!;
   const trigger = await findTrigger(deps, teamId, rows[0].trigger_id);
   const done = !rows.some((r) => r.status === "pending") && trigger !== undefined && isFinal(trigger.status);
   return withCounts({

@@ -50,6 +50,24 @@ export function zeroCounts(): Counts {
   return { total_contacts: 0, sent: 0, failed: 0, filtered: 0 };
 }
 
+/** Where a message stands: final (sent, failed, filtered), or pending a provider's answer. */
+export type MessageStatus = "sent" | "failed" | "filtered" | "pending";
+
+/** Counts by execution of message statuses, `n` messages an entry (1 when absent); pending ones are not counted. */
+export function countStatuses(
+  entries: Iterable<readonly [executionId: string, status: MessageStatus, n?: number]>,
+): Map<string, Counts> {
+  const out = new Map<string, Counts>();
+  for (const [executionId, status, n = 1] of entries) {
+    let c = out.get(executionId);
+    if (!c) out.set(executionId, c = zeroCounts());
+    if (status === "pending") continue;
+    c.total_contacts += n;
+    c[status] += n;
+  }
+  return out;
+}
+
 /** Sum of several counts. */
 export function addCounts(items: Counts[]): Counts {
   const sum = zeroCounts();
