@@ -41,6 +41,8 @@ interface Stored {
   recipient: string;
   status: FinalStatus;
   cost_micros: number;
+  /** Handed to a provider that cannot take it twice, by a pass that did not record the answer. */
+  handed: boolean;
 }
 
 /** Some messages were recorded by an earlier pass: start again, reading them first. */
@@ -55,7 +57,8 @@ class Resume extends Error {}
  *    meets rows of an earlier pass (a redelivered job) the transaction is rolled back and run again
  *    reading those rows first, so nothing is charged or sent twice;
  * 2. send the pending ones (new, and any an interrupted pass left) to their providers with their
- *    stable message id;
+ *    stable message id. A provider that cannot take a message twice (Twilio) gets it only once its
+ *    row says so (`handed_at`); a message an interrupted pass handed to it is failed, not re-sent;
  * 3. record the outcomes in one UPDATE, refund permanent failures, drop invalid push tokens.
  * With `lastAttempt`, a temporary failure is final; otherwise it stays pending for a later pass.
  */
@@ -77,7 +80,7 @@ export async function deliver(
   // The charges have committed: the next pre-check reads the balance again.
   balancesChanged(new Set(items.filter((p) => p.cost > 0 && !p.sandbox).map((p) => p.team_id)));
   const { statuses, toSend, resumed, decided } = recorded;
-  const outcomes = await sendAll(toSend);
+  const outcomes = await sendAll(toSend, (t) => markHanded(deps, t));
   let pending = 0;
   let retryAfterMs: number | undefined;
   const updates: Update[] = [];
@@ -97,6 +100,8 @@ export async function deliver(
       pending++;
       retryAfterMs = longest(retryAfterMs, outcome.retryAfterMs);
       statuses.set(key, "pending");
+      // The provider did not take it: the next try may hand it over again.
+      if (!provider.resendable) updates.push({ p, status: "pending", providerId: null, error: null, cost });
       continue;
     }
     const error = outcome.temporary ? `${outcome.error} (gave up after retries)` : outcome.error;
@@ -230,7 +235,8 @@ async function record(deps: Deps, tx: Db, items: Prepared[], resume: boolean): P
     statuses.set(deliveryKey(p), found.status);
     if (found.status === "pending" && p.message) {
       const provider = deps.providers.get(p.channel, { sandbox: p.sandbox });
-      toSend.push({ p, message: { ...p.message, id: found.id }, provider, cost: found.cost_micros });
+      const message = { ...p.message, id: found.id };
+      toSend.push({ p, message, provider, cost: found.cost_micros, handedBefore: found.handed });
     }
   }
   const now = new Date(deps.now());
@@ -328,7 +334,7 @@ async function findStored(tx: Db, items: Prepared[]): Promise<Map<string, Stored
   const out = new Map<string, Stored>();
   if (items.length === 0) return out;
   const rows = await tx<Stored[]>`
-    select m.id, m.execution_id, m.recipient, m.status, m.cost_micros
+    select m.id, m.execution_id, m.recipient, m.status, m.cost_micros, m.handed_at is not null as handed
     from messages m
     join unnest(${items.map((p) => p.execution_id)}::uuid[], ${items.map((p) => p.recipient)}::text[])
       as k(execution_id, recipient)
@@ -361,21 +367,28 @@ async function chargeFor(tx: Db, fresh: Prepared[]): Promise<Set<Prepared>> {
   return unpaid;
 }
 
+/** Records that a message is being handed to a provider that cannot take it twice (see handoff.ts). */
+async function markHanded(deps: Deps, t: ToSend): Promise<void> {
+  await deps.sql`update messages set handed_at = ${new Date(deps.now())} where id = ${t.message.id}`;
+}
+
 interface Update {
   p: Prepared;
-  status: "sent" | "failed";
+  /** "pending": the provider did not take it (a temporary failure), so it is no longer handed over. */
+  status: "sent" | "failed" | "pending";
   providerId: string | null;
   error: string | null;
   cost: number;
 }
 
-/** Step 3: every outcome in one UPDATE. */
+/** Step 3: every outcome in one UPDATE (an answered message is no longer in a provider's hands). */
 async function updateStatuses(tx: Db, updates: Update[], now: number): Promise<void> {
   if (updates.length === 0) return;
   const sentAt = new Date(now).toISOString();
   await tx`
     update messages m set status = v.status, provider_message_id = v.provider_message_id, error = v.error,
-      cost_micros = v.cost, sent_at = case when v.status = 'sent' then ${sentAt}::timestamptz else null end
+      cost_micros = v.cost, sent_at = case when v.status = 'sent' then ${sentAt}::timestamptz else null end,
+      handed_at = null
     from unnest(${updates.map((u) => u.p.execution_id)}::uuid[], ${updates.map((u) => u.p.recipient)}::text[],
       ${updates.map((u) => u.status)}::text[], ${updates.map((u) => u.providerId)}::text[],
       ${updates.map((u) => u.error)}::text[], ${updates.map((u) => u.cost)}::bigint[])

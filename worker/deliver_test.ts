@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import type { Deps } from "../shared/deps.ts";
 import { toMicros } from "../shared/money.ts";
+import { startFakeTwilio, type TwilioErrorBody } from "../shared/providers/fake_servers.ts";
+import { createTwilioProvider } from "../shared/providers/twilio.ts";
 import { type OutboundMessage, type Provider, ProviderError } from "../shared/providers/types.ts";
 import { sendKeys } from "../shared/sending/keys.ts";
 import { insertTriggers } from "../shared/sending/records.ts";
@@ -22,6 +24,7 @@ function fakeProvider(behave: (m: OutboundMessage, call: number) => Promise<void
   let calls = 0;
   const provider: Provider = {
     name: "fake",
+    resendable: true,
     async send(message) {
       await behave(message, calls++);
       sent.push(message);
@@ -128,6 +131,84 @@ dbTest("a batch interrupted after recording sends only what is still pending whe
   assert.equal(await balanceMicros(deps.sql, team.id), toMicros(10) - 4 * 7_500);
   await runJob(createWorkerContext(withProvider(deps, provider)), job);
   assert.equal(sent.length, 4);
+});
+
+/** A fake Twilio API and the real Twilio provider pointed at it. */
+function twilioOnLoopback(
+  options: { errors?: Record<string, TwilioErrorBody>; hold?: () => Promise<void> | undefined },
+) {
+  const credentials = { accountSid: `AC${"0".repeat(32)}`, authToken: "f".repeat(32) };
+  const server = startFakeTwilio({ ...credentials, ...options });
+  const provider = createTwilioProvider({ ...credentials, baseUrl: server.url });
+  const requestsTo = (to: string) => server.requests.filter((r) => new URLSearchParams(r.body).get("To") === to).length;
+  return { server, provider, requestsTo };
+}
+
+dbTest("a message handed to Twilio by a pass that died is failed with the reason, never sent twice", async () => {
+  const deps = await testDeps();
+  // First pass: Twilio takes both messages, and the process "dies" before it reads the answers.
+  let release = () => {};
+  let holding = true;
+  const held = new Promise<void>((resolve) => release = resolve);
+  const twilio = twilioOnLoopback({ hold: () => holding ? held : undefined });
+  await using _ = twilio.server;
+  const { team, spec, job } = await smsFanOut(deps, 2);
+  const first = runJob(createWorkerContext(withProvider(deps, twilio.provider)), job);
+  try {
+    while (twilio.server.requests.length < 2) await new Promise((r) => setTimeout(r, 10));
+    // Redelivery after the "restart": Twilio answers at once now, but must not be asked again.
+    holding = false;
+    await runJob(createWorkerContext(withProvider(deps, twilio.provider)), job);
+    assert.equal(twilio.server.requests.length, 2);
+    assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
+      status: "failed",
+      total_contacts: 2,
+      sent: 0,
+      failed: 2,
+      filtered: 0,
+    });
+    const rows = await deps
+      .sql`select error, cost_micros, handed_at from messages where trigger_id = ${spec.trigger_id}`;
+    for (const row of rows) {
+      assert.equal(
+        row.error,
+        "Cannot send sms: the service stopped while twilio was sending it, so it may have been sent; " +
+          "it is not tried again (a second try could send it twice)",
+      );
+      assert.equal(row.cost_micros, 0);
+      assert.equal(row.handed_at, null);
+    }
+    assert.equal(await balanceMicros(deps.sql, team.id), toMicros(10));
+  } finally {
+    // The "dead" pass's requests are still open: answer them, so that the fake server can close.
+    release();
+    await first;
+  }
+});
+
+dbTest("a message Twilio refused with a 429 is handed to it again on the retry", async () => {
+  const deps = await testDeps();
+  const errors: Record<string, TwilioErrorBody> = {
+    "+14155552001": { status: 429, code: 20429, message: "Too Many Requests" },
+  };
+  const twilio = twilioOnLoopback({ errors });
+  await using _ = twilio.server;
+  const { spec, job } = await smsFanOut(deps, 3);
+  const w = createWorkerContext(withProvider(deps, twilio.provider));
+  await runJob(w, job);
+  const [pending] = await deps.sql`select status, handed_at from messages
+    where trigger_id = ${spec.trigger_id} and to_address = '+14155552001'`;
+  assert.deepEqual({ ...pending }, { status: "pending", handed_at: null });
+  delete errors["+14155552001"];
+  await runJob(w, { ...job, id: crypto.randomUUID(), attempt: 1 });
+  assert.deepEqual([2000, 2001, 2002].map((n) => twilio.requestsTo(`+1415555${n}`)), [1, 2, 1]);
+  assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
+    status: "completed",
+    total_contacts: 3,
+    sent: 3,
+    failed: 0,
+    filtered: 0,
+  });
 });
 
 dbTest("a message the provider refuses is failed with its reason and refunded", async () => {

@@ -11,25 +11,62 @@ export interface ToSend {
   message: OutboundMessage;
   provider: Provider;
   cost: number;
+  /** An earlier pass handed it to its provider and did not live to record the answer (see `handed_at`). */
+  handedBefore?: boolean;
 }
+
+/** Records that a message is about to be handed to a provider that cannot take it twice. */
+export type MarkHanded = (t: ToSend) => Promise<void>;
 
 /** What a provider made of one message. */
 export type Outcome =
   | { ok: true; id: string; providerMessageId: string }
   | { ok: false; id: string; error: string; temporary: boolean; invalidToken: boolean; retryAfterMs?: number };
 
-/** Hands messages to their real providers, SEND_CONCURRENCY at a time (step 2 of deliver()). */
-export async function sendAll(toSend: ToSend[]): Promise<Outcome[]> {
+/**
+ * Hands messages to their real providers, SEND_CONCURRENCY at a time (step 2 of deliver()). A
+ * provider that cannot take a message twice (`resendable` false: Twilio) gets it only after
+ * `markHanded` has recorded the hand-over, and never gets a message an earlier pass handed over.
+ */
+export async function sendAll(toSend: ToSend[], markHanded: MarkHanded): Promise<Outcome[]> {
   const outcomes: Outcome[] = new Array(toSend.length);
   let next = 0;
   const worker = async () => {
     while (next < toSend.length) {
       const i = next++;
-      outcomes[i] = await sendOne(toSend[i]);
+      outcomes[i] = await handOver(toSend[i], markHanded);
     }
   };
   await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, toSend.length) }, worker));
   return outcomes;
+}
+
+/**
+ * Why a message handed to a provider by a pass that then stopped (a crash, a kill) is not handed
+ * again: the provider may have sent it, and it cannot tell a second request from a new message.
+ */
+function mayHaveSentReason(t: ToSend): string {
+  return `Cannot send ${t.message.channel}: the service stopped while ${t.provider.name} was sending it, so it ` +
+    "may have been sent; it is not tried again (a second try could send it twice)";
+}
+
+async function handOver(t: ToSend, markHanded: MarkHanded): Promise<Outcome> {
+  if (t.provider.resendable) return await sendOne(t);
+  const id = t.message.id;
+  if (t.handedBefore) return { ok: false, id, error: mayHaveSentReason(t), temporary: false, invalidToken: false };
+  try {
+    await markHanded(t);
+  } catch (err) {
+    // Not recorded, so not handed over: the message stays pending for the next try.
+    return {
+      ok: false,
+      id,
+      error: `Cannot record the hand-over: ${String(err)}`,
+      temporary: true,
+      invalidToken: false,
+    };
+  }
+  return await sendOne(t);
 }
 
 async function sendOne({ message, provider }: ToSend): Promise<Outcome> {

@@ -47,6 +47,8 @@ export function createApnsProvider(options: ApnsProviderOptions): Provider {
           "apns-push-type": "alert",
           "apns-priority": high ? "10" : "5",
           "apns-id": apnsId,
+          // Our message id: a second hand-over of it (after a crash) replaces the first on the device.
+          "apns-collapse-id": message.id,
           "content-type": "application/json",
         },
         body: JSON.stringify(apnsPayload(message)),
@@ -60,6 +62,7 @@ export function createApnsProvider(options: ApnsProviderOptions): Provider {
 
   return {
     name: "apns",
+    resendable: true,
     async send(message: OutboundMessage): Promise<SendResult> {
       const apnsId = crypto.randomUUID();
       const token = await providerToken.get();

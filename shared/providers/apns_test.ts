@@ -57,6 +57,8 @@ Deno.test("apns provider sends an alert with an ES256 provider token", async () 
   assert.equal(request.headers.get("apns-topic"), bundleId);
   assert.equal(request.headers.get("apns-push-type"), "alert");
   assert.equal(request.headers.get("apns-priority"), "10");
+  // Handed over again after a crash, the same message replaces the first on the device.
+  assert.equal(request.headers.get("apns-collapse-id"), message.id);
   const auth = request.headers.get("authorization")!;
   assert.match(auth, /^bearer /);
   const { payload, protectedHeader } = await jwtVerify(auth.slice(7), keys.publicKey);

@@ -114,13 +114,22 @@ export interface TwilioErrorBody {
   message: string;
 }
 
-/** Starts a fake Twilio API that accepts `POST /2010-04-01/Accounts/{sid}/Messages.json`. */
+/**
+ * Starts a fake Twilio API that accepts `POST /2010-04-01/Accounts/{sid}/Messages.json`. `errors`
+ * (by `To`) is read at each request; a message it accepts is answered once `hold()` resolves (a
+ * test's stand-in for a process that dies before it reads the answer).
+ */
 export function startFakeTwilio(
-  options: { accountSid: string; authToken: string; errors?: Record<string, TwilioErrorBody> },
+  options: {
+    accountSid: string;
+    authToken: string;
+    errors?: Record<string, TwilioErrorBody>;
+    hold?: () => Promise<void> | undefined;
+  },
 ): FakeServer {
   const twilioError = (e: TwilioErrorBody) =>
     json(e.status, { ...e, more_info: `https://www.twilio.com/docs/errors/${e.code}` });
-  return serveFake((request, body) => {
+  return serveFake(async (request, body) => {
     const expected = `Basic ${btoa(`${options.accountSid}:${options.authToken}`)}`;
     if (request.headers.get("authorization") !== expected) {
       return twilioError({ status: 401, code: 20003, message: "Authenticate" });
@@ -144,6 +153,7 @@ export function startFakeTwilio(
     }
     const error = options.errors?.[to];
     if (error) return twilioError(error);
+    await options.hold?.();
     const now = new Date().toUTCString();
     return json(201, {
       sid: `SM${randomHex(16)}`,
@@ -310,6 +320,10 @@ export function startFakeApns(
     }
     if (request.headers.get("apns-topic") !== options.bundleId) {
       return apnsError(400, "DeviceTokenNotForTopic", apnsId);
+    }
+    const collapseId = request.headers.get("apns-collapse-id");
+    if (collapseId !== null && new TextEncoder().encode(collapseId).length > 64) {
+      return apnsError(400, "BadCollapseId", apnsId);
     }
     const token = match[1];
     const error = options.errors?.[token];

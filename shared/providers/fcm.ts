@@ -52,6 +52,7 @@ export function createFcmProvider(options: FcmProviderOptions): Provider {
 
   return {
     name: "fcm",
+    resendable: true,
     async send(message: OutboundMessage): Promise<SendResult> {
       const body = JSON.stringify({ message: fcmMessage(message) });
       const token = await accessToken.get();
@@ -71,7 +72,10 @@ export function createFcmProvider(options: FcmProviderOptions): Provider {
   };
 }
 
-/** The FCM v1 `message` for one device token. */
+/**
+ * The FCM v1 `message` for one device token. Its notification `tag` is our message id: handed over
+ * again (after a crash), it replaces the first in the device's notification drawer.
+ */
 function fcmMessage(message: OutboundMessage) {
   const high = message.priority !== "normal";
   const link = message.clickAction?.startsWith("https://") ? message.clickAction : undefined;
@@ -81,7 +85,7 @@ function fcmMessage(message: OutboundMessage) {
     data: message.data,
     android: {
       priority: high ? "HIGH" : "NORMAL",
-      notification: message.clickAction ? { click_action: message.clickAction } : undefined,
+      notification: { tag: message.id, click_action: message.clickAction },
     },
     apns: {
       headers: { "apns-priority": high ? "10" : "5" },
@@ -93,12 +97,10 @@ function fcmMessage(message: OutboundMessage) {
       },
       fcm_options: message.imageUrl ? { image: message.imageUrl } : undefined,
     },
-    webpush: link || message.actions
-      ? {
-        notification: message.actions ? { actions: message.actions } : undefined,
-        fcm_options: link ? { link } : undefined,
-      }
-      : undefined,
+    webpush: {
+      notification: { tag: message.id, actions: message.actions },
+      fcm_options: link ? { link } : undefined,
+    },
   };
 }
 

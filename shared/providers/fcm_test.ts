@@ -75,6 +75,9 @@ Deno.test("fcm provider exchanges a signed service-account JWT and sends with th
   });
   assert.deepEqual(body.message.data, message.data);
   assert.equal(body.message.android.priority, "HIGH");
+  // Handed over again after a crash, the same message replaces the first in the notification drawer.
+  assert.equal(body.message.android.notification.tag, message.id);
+  assert.equal(body.message.webpush.notification.tag, message.id);
   assert.equal(body.message.apns.headers["apns-priority"], "10");
   assert.match(result.providerMessageId, new RegExp(`^projects/${projectId}/messages/`));
 });

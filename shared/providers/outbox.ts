@@ -28,6 +28,7 @@ function toRow(m: OutboundMessage) {
 /** The default provider: records every message so that a person or a test can read it. */
 export class OutboxProvider implements Provider {
   readonly name = "outbox";
+  readonly resendable = true;
   #db: Db;
 
   constructor(db: Db) {

@@ -16,6 +16,7 @@ export interface PushProviderOptions {
 export function createPushProvider(options: PushProviderOptions): Provider {
   return {
     name: "push",
+    resendable: true,
     send(message: OutboundMessage): Promise<SendResult> {
       const provider = message.platform === "ios" ? options.apns : options.fcm;
       if (!provider) {

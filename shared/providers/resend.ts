@@ -20,6 +20,8 @@ export function createResendProvider(options: ResendProviderOptions): Provider {
   const resend = new Resend(options.apiKey, { baseUrl: options.baseUrl ?? DEFAULT_BASE_URL });
   return {
     name: "resend",
+    // The idempotency key below: Resend answers a second request with the same id without sending.
+    resendable: true,
     async send(message: OutboundMessage): Promise<SendResult> {
       if (!message.from) {
         throw new ProviderError("Cannot send email: no sender address");

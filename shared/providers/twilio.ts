@@ -48,6 +48,7 @@ export function createTwilioProvider(options: TwilioProviderOptions): Provider {
   });
   return {
     name: "twilio",
+    resendable: false,
     async send(message: OutboundMessage): Promise<SendResult> {
       if (message.channel !== "sms" && message.channel !== "whatsapp") {
         throw new ProviderError(`Cannot send ${message.channel} with Twilio`);

@@ -75,5 +75,12 @@ export function retryAfterMs(header: string | null | undefined, now = Date.now()
 /** One way out for messages of one or more channels. */
 export interface Provider {
   readonly name: string;
+  /**
+   * True when handing the same message (same `id`) over again cannot reach its recipient twice:
+   * Resend keys each email by its id; APNs and FCM collapse a push by its id, so a device shows it
+   * once. False for Twilio, which has no idempotency key: a message it may have taken before a
+   * crash is failed with the reason rather than sent again (worker/handoff.ts).
+   */
+  readonly resendable: boolean;
   send(message: OutboundMessage): Promise<SendResult>;
 }
