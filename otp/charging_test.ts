@@ -135,6 +135,7 @@ dbTest("a message the provider refuses is refunded and reported unsent", async (
     get: (channel, options) =>
       channel === "email" ? world.deps.providers.get(channel, options) : {
         name: "failing",
+        resendable: true,
         send: () => Promise.reject(new ProviderError("refused")),
       },
   };

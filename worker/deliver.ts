@@ -10,7 +10,7 @@ import type { MessageStatus } from "../shared/sending/trigger_record.ts";
 import { balancesChanged, charge, refund } from "../shared/wallet.ts";
 import type { Prepared } from "./prepare.ts";
 import { emitMessageEvents, type MessageOutcome } from "./events.ts";
-import { sendAll, type ToSend } from "./handoff.ts";
+import { type HandOverLog, sendAll, type ToSend } from "./handoff.ts";
 import { deleteDeviceTokens } from "./recipients.ts";
 
 /** Where a message stands once a delivery pass is over. */
@@ -80,7 +80,7 @@ export async function deliver(
   // The charges have committed: the next pre-check reads the balance again.
   balancesChanged(new Set(items.filter((p) => p.cost > 0 && !p.sandbox).map((p) => p.team_id)));
   const { statuses, toSend, resumed, decided } = recorded;
-  const outcomes = await sendAll(toSend, (t) => markHanded(deps, t));
+  const outcomes = await sendAll(toSend, handOverLog(deps));
   let pending = 0;
   let retryAfterMs: number | undefined;
   const updates: Update[] = [];
@@ -100,8 +100,6 @@ export async function deliver(
       pending++;
       retryAfterMs = longest(retryAfterMs, outcome.retryAfterMs);
       statuses.set(key, "pending");
-      // The provider did not take it: the next try may hand it over again.
-      if (!provider.resendable) updates.push({ p, status: "pending", providerId: null, error: null, cost });
       continue;
     }
     const error = outcome.temporary ? `${outcome.error} (gave up after retries)` : outcome.error;
@@ -367,15 +365,33 @@ async function chargeFor(tx: Db, fresh: Prepared[]): Promise<Set<Prepared>> {
   return unpaid;
 }
 
-/** Records that a message is being handed to a provider that cannot take it twice (see handoff.ts). */
-async function markHanded(deps: Deps, t: ToSend): Promise<void> {
-  await deps.sql`update messages set handed_at = ${new Date(deps.now())} where id = ${t.message.id}`;
+/**
+ * The hand-over of each message to a provider that cannot take it twice, one row at a time (such a
+ * provider answers in tens of milliseconds a message): marked before the call; once answered, sent
+ * or (a temporary failure) known not taken. A refusal is left to the pass's UPDATE, which refunds it
+ * in the same transaction; a crash before that fails and refunds it as possibly sent.
+ */
+function handOverLog(deps: Deps): HandOverLog {
+  return {
+    async handing(t) {
+      await deps.sql`update messages set handed_at = ${new Date(deps.now())} where id = ${t.message.id}`;
+    },
+    async answered(t, outcome) {
+      if (outcome.ok) {
+        await deps.sql`
+          update messages set status = 'sent', provider_message_id = ${outcome.providerMessageId},
+            sent_at = ${new Date(deps.now())}, handed_at = null
+          where id = ${t.message.id} and status = 'pending'`;
+      } else if (outcome.temporary) {
+        await deps.sql`update messages set handed_at = null where id = ${t.message.id}`;
+      }
+    },
+  };
 }
 
 interface Update {
   p: Prepared;
-  /** "pending": the provider did not take it (a temporary failure), so it is no longer handed over. */
-  status: "sent" | "failed" | "pending";
+  status: "sent" | "failed";
   providerId: string | null;
   error: string | null;
   cost: number;

@@ -135,7 +135,7 @@ dbTest("a batch interrupted after recording sends only what is still pending whe
 
 /** A fake Twilio API and the real Twilio provider pointed at it. */
 function twilioOnLoopback(
-  options: { errors?: Record<string, TwilioErrorBody>; hold?: () => Promise<void> | undefined },
+  options: { errors?: Record<string, TwilioErrorBody>; hold?: (to: string) => Promise<void> | undefined },
 ) {
   const credentials = { accountSid: `AC${"0".repeat(32)}`, authToken: "f".repeat(32) };
   const server = startFakeTwilio({ ...credentials, ...options });
@@ -146,39 +146,51 @@ function twilioOnLoopback(
 
 dbTest("a message handed to Twilio by a pass that died is failed with the reason, never sent twice", async () => {
   const deps = await testDeps();
-  // First pass: Twilio takes both messages, and the process "dies" before it reads the answers.
+  // First pass: Twilio answers one message at once, takes the other, and the process "dies" before
+  // it reads that answer.
   let release = () => {};
   let holding = true;
   const held = new Promise<void>((resolve) => release = resolve);
-  const twilio = twilioOnLoopback({ hold: () => holding ? held : undefined });
+  const twilio = twilioOnLoopback({ hold: (to) => holding && to.endsWith("2001") ? held : undefined });
   await using _ = twilio.server;
   const { team, spec, job } = await smsFanOut(deps, 2);
   const first = runJob(createWorkerContext(withProvider(deps, twilio.provider)), job);
+  const statusOf = async (to: string) => {
+    const [row] = await deps.sql`select status, error, cost_micros, handed_at, provider_message_id from messages
+      where trigger_id = ${spec.trigger_id} and to_address = ${to}`;
+    return row;
+  };
   try {
-    while (twilio.server.requests.length < 2) await new Promise((r) => setTimeout(r, 10));
+    // Until Twilio has both and the first answer is recorded (at most 5 s: the assertions below say what is missing).
+    for (let i = 0; i < 500; i++) {
+      if ((await statusOf("+14155552000"))?.status === "sent" && twilio.server.requests.length === 2) break;
+      await new Promise((r) => setTimeout(r, 10));
+    }
     // Redelivery after the "restart": Twilio answers at once now, but must not be asked again.
     holding = false;
     await runJob(createWorkerContext(withProvider(deps, twilio.provider)), job);
-    assert.equal(twilio.server.requests.length, 2);
+    assert.deepEqual([2000, 2001].map((n) => twilio.requestsTo(`+1415555${n}`)), [1, 1]);
     assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
-      status: "failed",
+      status: "completed",
       total_contacts: 2,
-      sent: 0,
-      failed: 2,
+      sent: 1,
+      failed: 1,
       filtered: 0,
     });
-    const rows = await deps
-      .sql`select error, cost_micros, handed_at from messages where trigger_id = ${spec.trigger_id}`;
-    for (const row of rows) {
-      assert.equal(
-        row.error,
-        "Cannot send sms: the service stopped while twilio was sending it, so it may have been sent; " +
-          "it is not tried again (a second try could send it twice)",
-      );
-      assert.equal(row.cost_micros, 0);
-      assert.equal(row.handed_at, null);
-    }
-    assert.equal(await balanceMicros(deps.sql, team.id), toMicros(10));
+    // The one answered was recorded as soon as Twilio answered: it is sent, with Twilio's id.
+    const answered = await statusOf("+14155552000");
+    assert.match(answered.provider_message_id, /^SM[0-9a-f]{32}$/);
+    assert.equal(answered.cost_micros, 7_500);
+    const unknown = await statusOf("+14155552001");
+    assert.deepEqual({ ...unknown }, {
+      status: "failed",
+      error: "Cannot send sms: the service stopped while twilio was sending it, so it may have been sent; " +
+        "it is not tried again (a second try could send it twice)",
+      cost_micros: 0,
+      handed_at: null,
+      provider_message_id: null,
+    });
+    assert.equal(await balanceMicros(deps.sql, team.id), toMicros(10) - 7_500);
   } finally {
     // The "dead" pass's requests are still open: answer them, so that the fake server can close.
     release();

@@ -15,8 +15,16 @@ export interface ToSend {
   handedBefore?: boolean;
 }
 
-/** Records that a message is about to be handed to a provider that cannot take it twice. */
-export type MarkHanded = (t: ToSend) => Promise<void>;
+/**
+ * What deliver() records around each hand-over to a provider that cannot take a message twice, so
+ * that a crash leaves as few messages as possible whose fate is unknown.
+ */
+export interface HandOverLog {
+  /** Before the call: from now on the message may be in the provider's hands. */
+  handing(t: ToSend): Promise<void>;
+  /** After the answer: a message sent, or one the provider did not take (temporary), is settled at once. */
+  answered(t: ToSend, outcome: Outcome): Promise<void>;
+}
 
 /** What a provider made of one message. */
 export type Outcome =
@@ -25,16 +33,16 @@ export type Outcome =
 
 /**
  * Hands messages to their real providers, SEND_CONCURRENCY at a time (step 2 of deliver()). A
- * provider that cannot take a message twice (`resendable` false: Twilio) gets it only after
- * `markHanded` has recorded the hand-over, and never gets a message an earlier pass handed over.
+ * provider that cannot take a message twice (`resendable` false: Twilio) gets it only once `log`
+ * has recorded the hand-over, and never gets a message an earlier pass handed over.
  */
-export async function sendAll(toSend: ToSend[], markHanded: MarkHanded): Promise<Outcome[]> {
+export async function sendAll(toSend: ToSend[], log: HandOverLog): Promise<Outcome[]> {
   const outcomes: Outcome[] = new Array(toSend.length);
   let next = 0;
   const worker = async () => {
     while (next < toSend.length) {
       const i = next++;
-      outcomes[i] = await handOver(toSend[i], markHanded);
+      outcomes[i] = await handOver(toSend[i], log);
     }
   };
   await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, toSend.length) }, worker));
@@ -50,12 +58,12 @@ function mayHaveSentReason(t: ToSend): string {
     "may have been sent; it is not tried again (a second try could send it twice)";
 }
 
-async function handOver(t: ToSend, markHanded: MarkHanded): Promise<Outcome> {
+async function handOver(t: ToSend, log: HandOverLog): Promise<Outcome> {
   if (t.provider.resendable) return await sendOne(t);
   const id = t.message.id;
   if (t.handedBefore) return { ok: false, id, error: mayHaveSentReason(t), temporary: false, invalidToken: false };
   try {
-    await markHanded(t);
+    await log.handing(t);
   } catch (err) {
     // Not recorded, so not handed over: the message stays pending for the next try.
     return {
@@ -66,7 +74,10 @@ async function handOver(t: ToSend, markHanded: MarkHanded): Promise<Outcome> {
       invalidToken: false,
     };
   }
-  return await sendOne(t);
+  const outcome = await sendOne(t);
+  // Not settled here (a failure to write), the pass's own UPDATE still records it at its end.
+  await log.answered(t, outcome).catch(() => {});
+  return outcome;
 }
 
 async function sendOne({ message, provider }: ToSend): Promise<Outcome> {

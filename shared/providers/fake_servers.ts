@@ -116,7 +116,7 @@ export interface TwilioErrorBody {
 
 /**
  * Starts a fake Twilio API that accepts `POST /2010-04-01/Accounts/{sid}/Messages.json`. `errors`
- * (by `To`) is read at each request; a message it accepts is answered once `hold()` resolves (a
+ * (by `To`) is read at each request; a message it accepts is answered once `hold(to)` resolves (a
  * test's stand-in for a process that dies before it reads the answer).
  */
 export function startFakeTwilio(
@@ -124,7 +124,7 @@ export function startFakeTwilio(
     accountSid: string;
     authToken: string;
     errors?: Record<string, TwilioErrorBody>;
-    hold?: () => Promise<void> | undefined;
+    hold?: (to: string) => Promise<void> | undefined;
   },
 ): FakeServer {
   const twilioError = (e: TwilioErrorBody) =>
@@ -153,7 +153,7 @@ export function startFakeTwilio(
     }
     const error = options.errors?.[to];
     if (error) return twilioError(error);
-    await options.hold?.();
+    await options.hold?.(to);
     const now = new Date().toUTCString();
     return json(201, {
       sid: `SM${randomHex(16)}`,

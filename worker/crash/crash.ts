@@ -2,10 +2,13 @@
  * Crash test (`deno task test:crash`): starts the real service as a child process on fresh data,
  * fires a 20,000-contact email send, a two-step workflow to 2,000 contacts and an SMS send to them,
  * and SIGKILLs the service several times at seeded random moments while they run, restarting it on
- * the same data each time. Then every eligible recipient must have received exactly one message per
- * send and step, every trigger must be completed with exact counters, and the wallet must equal its
- * ledger and the SMS sent — also after one more start that runs every queue message the kills left
- * behind (late redeliveries). Exits 1 with the details otherwise.
+ * the same data each time. Emails go to the outbox; the SMS go through the real Twilio provider to a
+ * fake Twilio API in this process, which answers after TWILIO_LATENCY_MS (so that kills land while
+ * SMS are in Twilio's hands). Then every eligible recipient must have received exactly one email per
+ * send and step and at most one SMS (an SMS a kill left in Twilio's hands fails with that reason
+ * and is refunded), every trigger must be completed with exact counters, and the wallet must equal
+ * its ledger and the SMS sent — also after one more start that runs every queue message the kills
+ * left behind (late redeliveries). Exits 1 with the details otherwise.
  *
  * Settings (env): CRASH_SEED (7), CRASH_KILLS (4), CRASH_CONTACTS (20000), CRASH_WORKFLOW (2000),
  * CRASH_TIMEOUT_S (300, the wait for completion after the last restart), CRASH_MAX_RECOVERY_S (45,
@@ -14,10 +17,19 @@
  */
 import postgres from "postgres";
 import { parseConfig } from "../../shared/config.ts";
+import { startFakeTwilio } from "../../shared/providers/fake_servers.ts";
 import { connectDatabase } from "../../shared/db.ts";
 import { Api, fire, type Scenario, setUp } from "./scenario.ts";
 import { delay, freePort, ServiceProcess } from "./service.ts";
-import { allFinal, checkStoredData, checkThroughApi, jobsHandled, newestOutbox, spooledPages } from "./verify.ts";
+import {
+  allFinal,
+  checkStoredData,
+  checkThroughApi,
+  jobsHandled,
+  newestOutbox,
+  spooledPages,
+  type TwilioReceipts,
+} from "./verify.ts";
 
 const env = Deno.env.toObject();
 const SEED = Number(env.CRASH_SEED ?? 7);
@@ -33,6 +45,8 @@ const SIZE = {
 const TOP_UP_USD = 100;
 /** How long the last start runs the queue messages left over from the kills. */
 const LATE_REDELIVERY_MS = 8_000;
+/** How long the fake Twilio takes to answer an accepted SMS (a real API round trip). */
+const TWILIO_LATENCY_MS = 25;
 const PROVIDER_VARS = [
   "RESEND_API_KEY",
   "TWILIO_ACCOUNT_SID",
@@ -78,13 +92,20 @@ interface Recovery {
   progressMs: number | "done";
 }
 
+/** The fake Twilio of the run: what it received, and when it last received an SMS. */
+interface Twilio {
+  receipts(): TwilioReceipts;
+  lastAt(): number;
+}
+
 /** After a restart: waits until a message newer than the restart is delivered, or every send is final. */
-async function waitForProgress(api: Api, s: Scenario, restartedAt: number): Promise<number | "done"> {
+async function waitForProgress(api: Api, s: Scenario, twilio: Twilio, restartedAt: number): Promise<number | "done"> {
   const deadline = Date.now() + 120_000;
   let lastFinalCheck = 0;
   while (Date.now() < deadline) {
     const newest = await newestOutbox(api, s.teamId);
     if (newest && Date.parse(newest.created_at) >= restartedAt) return Date.now() - restartedAt;
+    if (twilio.lastAt() >= restartedAt) return Date.now() - restartedAt;
     if (Date.now() - lastFinalCheck > 1_000) {
       lastFinalCheck = Date.now();
       if (await allFinal(api, s)) return "done";
@@ -100,9 +121,32 @@ async function main(): Promise<number> {
   const dir = await Deno.makeTempDir({ prefix: "crash_test_" });
   const database = env.DATABASE_URL ? await freshDatabase(env.DATABASE_URL) : undefined;
   const adminToken = `crash-admin-${crypto.randomUUID()}`;
-  // Added to this process's environment; provider credentials are blanked so that everything goes to the outbox.
+  const credentials = { accountSid: `AC${"c".repeat(32)}`, authToken: crypto.randomUUID().replaceAll("-", "") };
+  let lastSmsAt = 0;
+  const fakeTwilio = startFakeTwilio({
+    ...credentials,
+    hold: () => {
+      lastSmsAt = Date.now();
+      return delay(TWILIO_LATENCY_MS);
+    },
+  });
+  const twilio: Twilio = {
+    receipts() {
+      const received: TwilioReceipts = new Map();
+      for (const r of fakeTwilio.requests) {
+        const to = new URLSearchParams(r.body).get("To") ?? "";
+        received.set(to, (received.get(to) ?? 0) + 1);
+      }
+      return received;
+    },
+    lastAt: () => lastSmsAt,
+  };
+  // Added to this process's environment; other provider credentials are blanked so that the rest goes to the outbox.
   const serviceEnv: Record<string, string> = {
     ...Object.fromEntries(PROVIDER_VARS.map((name) => [name, ""])),
+    TWILIO_ACCOUNT_SID: credentials.accountSid,
+    TWILIO_AUTH_TOKEN: credentials.authToken,
+    TWILIO_BASE_URL: fakeTwilio.url,
     PORT: String(freePort()),
     HOST: "127.0.0.1",
     PGLITE_DIR: `${dir}/pg`,
@@ -149,7 +193,7 @@ async function main(): Promise<number> {
       const restartedAt = Date.now();
       await service.start();
       const healthyMs = await service.waitHealthy(restartedAt);
-      const progressMs = await waitForProgress(api, s, restartedAt);
+      const progressMs = await waitForProgress(api, s, twilio, restartedAt);
       recoveries.push({ kill, killedAfterMs: wait, healthyMs, progressMs });
       if (progressMs !== "done" && progressMs > MAX_RECOVERY_MS) {
         problems.push(`kill ${kill}: delivery resumed only ${progressMs} ms after the restart`);
@@ -170,9 +214,11 @@ async function main(): Promise<number> {
     console.log(`every send final ${Date.now() - fired} ms after firing`);
     // Nothing may arrive once every send is final (a late redelivered job sending again).
     const before = await newestOutbox(api, s.teamId);
+    const smsBefore = fakeTwilio.requests.length;
     await delay(3_000);
     const after = await newestOutbox(api, s.teamId);
     if (before?.id !== after?.id) problems.push(`messages were still delivered after every send was final`);
+    if (fakeTwilio.requests.length !== smsBefore) problems.push(`SMS were still sent after every send was final`);
     problems.push(...await checkThroughApi(api, s));
     let status = await service.stop();
     if (!status.success) problems.push(`graceful stop exited with code ${status.code}`);
@@ -192,7 +238,7 @@ async function main(): Promise<number> {
       { max: 2 },
     );
     try {
-      problems.push(...await checkStoredData(db.sql, s));
+      problems.push(...await checkStoredData(db.sql, s, twilio.receipts()));
     } finally {
       await db.close();
     }
@@ -201,6 +247,7 @@ async function main(): Promise<number> {
     if (service.running) await service.kill().catch(() => {});
   } finally {
     await database?.drop().catch((err) => console.error(`cannot drop the crash database: ${err}`));
+    await fakeTwilio.close();
   }
   console.log("recovery after each kill (restart → /healthz ok → delivering again):");
   for (const r of recoveries) {
@@ -218,7 +265,9 @@ async function main(): Promise<number> {
     return 1;
   }
   if (env.CRASH_KEEP !== "1") await Deno.remove(dir, { recursive: true });
-  console.log("crash test passed: exactly one message per send, step and recipient; exact counters and wallet");
+  console.log(
+    "crash test passed: exactly one email per send, step and recipient, at most one SMS; exact counters and wallet",
+  );
   return 0;
 }
 
