@@ -70,11 +70,14 @@ export interface ResendErrorBody {
   retryAfter?: string;
 }
 
-/** Starts a fake Resend API that accepts `POST /emails` with `Bearer <apiKey>`. */
+/**
+ * Starts a fake Resend API that accepts `POST /emails` with `Bearer <apiKey>`; an email it accepts
+ * is answered once `hold()` resolves (a test's stand-in for an API that does not answer).
+ */
 export function startFakeResend(
-  options: { apiKey: string; errors?: Record<string, ResendErrorBody> },
+  options: { apiKey: string; errors?: Record<string, ResendErrorBody>; hold?: () => Promise<void> | undefined },
 ): FakeServer {
-  return serveFake((request, body) => {
+  return serveFake(async (request, body) => {
     const auth = request.headers.get("authorization");
     if (!auth) {
       return json(401, { statusCode: 401, name: "missing_api_key", message: "Missing API key" });
@@ -101,6 +104,7 @@ export function startFakeResend(
       const { retryAfter, ...body } = error;
       return json(error.statusCode, body, retryAfter ? { "retry-after": retryAfter } : {});
     }
+    await options.hold?.();
     return json(200, { id: crypto.randomUUID() });
   });
 }

@@ -7,6 +7,8 @@ export interface ResendProviderOptions {
   apiKey: string;
   /** API base URL; a fake server's in tests. */
   baseUrl?: string;
+  /** How long a request may take (ms) before it is tried again later (the SDK has no limit of its own). */
+  timeoutMs?: number;
 }
 
 const DEFAULT_BASE_URL = "https://api.resend.com";
@@ -18,6 +20,7 @@ export function createResendProvider(options: ResendProviderOptions): Provider {
   // The SDK takes its base URL as a constructor option. It is always passed, so the SDK never falls
   // back to its own `RESEND_BASE_URL` lookup in the environment (config reads the environment).
   const resend = new Resend(options.apiKey, { baseUrl: options.baseUrl ?? DEFAULT_BASE_URL });
+  const timeoutMs = options.timeoutMs ?? 30_000;
   return {
     name: "resend",
     // The idempotency key below: Resend answers a second request with the same id without sending.
@@ -30,13 +33,19 @@ export function createResendProvider(options: ResendProviderOptions): Provider {
       const content = message.html !== undefined
         ? { html: message.html, text: message.text }
         : { text: message.text ?? "" };
+      const signal = AbortSignal.timeout(timeoutMs);
       const { data, error, headers } = await resend.emails.send({
         from: formatSender(message.from, message.fromName),
         to: message.to,
         subject: message.subject ?? "",
         replyTo: message.replyTo,
         ...content,
-      }, { idempotencyKey: message.id });
+      }, { idempotencyKey: message.id, signal });
+      // The SDK turns an aborted request into its "Unable to fetch data" error. Trying again is safe:
+      // the idempotency key makes Resend answer a second request for this message without sending it.
+      if (error && signal.aborted) {
+        throw new ProviderError(`Cannot send email: Resend did not answer within ${timeoutMs} ms`, { temporary: true });
+      }
       if (error) {
         // statusCode is null when the request never got an answer (network failure).
         const status = error.statusCode;

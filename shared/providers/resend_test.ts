@@ -206,3 +206,26 @@ Deno.test("resend provider refuses a message without a sender", async () => {
     (e) => e instanceof ProviderError && !e.temporary,
   );
 });
+
+Deno.test("resend provider gives up on a request Resend does not answer, as a temporary failure", async () => {
+  const apiKey = randomApiKey();
+  let release = () => {};
+  const held = new Promise<void>((resolve) => release = resolve);
+  await using server = startFakeResend({ apiKey, hold: () => held });
+  const provider = createResendProvider({ apiKey, baseUrl: server.url, timeoutMs: 200 });
+  try {
+    // Bounded by the test itself, so that a provider with no timeout fails the test instead of hanging it.
+    let guard: ReturnType<typeof setTimeout> | undefined;
+    const error = await Promise.race([
+      provider.send(randomEmail()).catch((e) => e),
+      new Promise((resolve) => guard = setTimeout(() => resolve("still waiting after 5 s"), 5_000)),
+    ]);
+    clearTimeout(guard);
+    assert.ok(error instanceof ProviderError, String(error));
+    assert.equal(error.message, "Cannot send email: Resend did not answer within 200 ms");
+    // Safe to try again: the retry carries the same idempotency key.
+    assert.equal(error.temporary, true);
+  } finally {
+    release();
+  }
+});
