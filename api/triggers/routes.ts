@@ -40,6 +40,7 @@ export function triggersRoutes(deps: Deps) {
         completed_at: t.completed_at,
         scheduled_for: t.scheduled_for,
         summary: t.summary,
+        ...(t.note === undefined ? {} : { note: t.note }),
         channels: t.executions.map((e) => e.channel),
         details_endpoint: t.details_endpoint,
       } as never, 200);

@@ -24,6 +24,9 @@ export const Trigger = z.object({
     failed: z.number().int(),
     filtered: z.number().int(),
   }),
+  note: z.string().optional().openapi({
+    description: "Why a completed workflow trigger reached no one (conditions not met, cooldown, no such contact…)",
+  }),
   channels: z.array(z.string()),
   details_endpoint: z.string(),
 }).openapi("Trigger");

@@ -42,6 +42,8 @@ export interface TriggerView {
   completed_at: Date | null;
   scheduled_for: Date | null;
   summary: Counts;
+  /** Why a completed workflow trigger reached no one (see 007_trigger_note.sql); absent otherwise. */
+  note?: string;
   details_endpoint: string;
   executions: ExecutionView[];
 }
@@ -60,6 +62,7 @@ interface TriggerRow {
   started_at: Date | null;
   completed_at: Date | null;
   scheduled_for: Date | null;
+  note: string | null;
 }
 
 type ExecutionRow = ExecutionView & { team_id: string };
@@ -108,7 +111,7 @@ export async function findTrigger(deps: Deps, teamId: string, id: string): Promi
   if (entry.value) return entry.value.team_id === teamId ? await fromRecord(deps, entry.value) : undefined;
   const [row]: [TriggerRow?] = await deps.sql`
     select id, team_id, flow_type, trigger_type, status, total_contacts, sent, failed, filtered, created_at,
-      started_at, completed_at, scheduled_for
+      started_at, completed_at, scheduled_for, note
     from triggers where id = ${id}`;
   if (!row) {
     const pending = await findPendingRecord(deps.kv, id);
@@ -132,6 +135,7 @@ export async function findTrigger(deps: Deps, teamId: string, id: string): Promi
     completed_at: row.completed_at,
     scheduled_for: row.scheduled_for,
     summary,
+    ...(row.note === null ? {} : { note: row.note }),
     details_endpoint: detailsEndpoint(row.id, row.flow_type),
     executions,
   };

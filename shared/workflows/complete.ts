@@ -50,17 +50,21 @@ export async function stepCounts(db: Db, ids: string[]): Promise<Map<string, Cou
  * Writes the final counts (see stepCounts) and status of finished workflow triggers: failed when
  * nothing was sent and something failed. Answers the triggers that became final now.
  */
-async function finish(db: Db, ids: string[], now: number): Promise<Completed[]> {
+async function finish(db: Db, ids: string[], now: number, notes: Map<string, string>): Promise<Completed[]> {
   const counts = [...await stepCounts(db, ids)];
   const of = (field: keyof Counts) => counts.map(([, c]) => c[field]);
+  // A note says why a trigger reached no one: kept only when it indeed delivered nothing.
+  const noteOf = counts.map(([id, c]) => c.total_contacts === 0 ? notes.get(id) ?? null : null);
   return await db<Completed[]>`
     with c as (
       select * from unnest(${counts.map(([id]) => id)}::uuid[], ${of("total_contacts")}::int[], ${of("sent")}::int[],
-        ${of("failed")}::int[], ${of("filtered")}::int[]) as v(id, total, sent, failed, filtered)
+        ${of("failed")}::int[], ${
+    of("filtered")
+  }::int[], ${noteOf}::text[]) as v(id, total, sent, failed, filtered, note)
     )
     update triggers t set
       status = case when c.sent = 0 and c.failed > 0 then 'failed' else 'completed' end,
-      total_contacts = c.total, sent = c.sent, failed = c.failed, filtered = c.filtered,
+      total_contacts = c.total, sent = c.sent, failed = c.failed, filtered = c.filtered, note = c.note,
       completed_at = ${new Date(now)}, started_at = coalesce(t.started_at, ${new Date(now)})
     from c
     where t.id = c.id and t.status not in ('completed', 'failed')
@@ -98,9 +102,14 @@ async function emitCompleted(deps: Deps, completed: Completed[]): Promise<void> 
  * Completes the workflow triggers among `ids` whose executions are all finished (and fan-outs over),
  * and emits `trigger.completed` for them. Safe to call any number of times (the worker calls it as
  * executions finish; deleting a workflow too, for the triggers whose executions went with it).
+ * `notes`: why some of them reached no one, kept on those that indeed delivered nothing.
  */
-export async function completeTriggers(deps: Deps, ids: string[]): Promise<void> {
+export async function completeTriggers(
+  deps: Deps,
+  ids: string[],
+  notes: Map<string, string> = new Map(),
+): Promise<void> {
   const done = await finishedTriggers(deps.sql, [...new Set(ids)]);
   if (done.length === 0) return;
-  await emitCompleted(deps, await finish(deps.sql, done, deps.now()));
+  await emitCompleted(deps, await finish(deps.sql, done, deps.now(), notes));
 }

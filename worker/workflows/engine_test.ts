@@ -299,9 +299,15 @@ dbTest("a workflow's tag and segment conditions filter whom an event reaches", a
   await createWorkflow(f, { event_type: "promo", conditions: { tags: ["vip"] }, steps: [step(1, "email", "welcome")] });
   const vip = await f.contact({ tags: ["vip"] });
   const plain = await f.contact({ tags: ["basic"] });
-  assert.equal((await eventRun(f, { event_name: "promo", user_info: { email: vip.email } })).trigger.summary.sent, 1);
+  const reached = await eventRun(f, { event_name: "promo", user_info: { email: vip.email } });
+  assert.equal(reached.trigger.summary.sent, 1);
+  assert.equal(reached.trigger.note, undefined);
   const filtered = await eventRun(f, { event_name: "promo", user_info: { email: plain.email } });
   assert.deepEqual(filtered.trigger.summary, { total_contacts: 0, sent: 0, failed: 0, filtered: 0 });
+  // A trigger that reached no one says why.
+  assert.equal(filtered.trigger.note, "The contact does not meet the workflow's conditions");
+  const stranger = await eventRun(f, { event_name: "promo", user_info: { email: "nobody@example.com" } });
+  assert.equal(stranger.trigger.note, "No contact matches the event's user_info (contact_external_id or email)");
 
   await upsertSegment(f.deps.sql, f.team.id, "beta", { name: "Beta", filter: { tags_any: ["beta", "alpha"] } });
   await createWorkflow(f, {
@@ -323,7 +329,9 @@ dbTest("a workflow's tag and segment conditions filter whom an event reaches", a
     (await eventRun(f, { event_name: "beta_news", user_info: { email: plain.email } })).trigger.summary.sent,
     0,
   );
-  assert.equal((await eventRun(f, { event_name: "ghost", user_info: { email: beta.email } })).trigger.summary.sent, 0);
+  const ghost = await eventRun(f, { event_name: "ghost", user_info: { email: beta.email } });
+  assert.equal(ghost.trigger.summary.sent, 0);
+  assert.equal(ghost.trigger.note, "The workflow's segment no longer exists");
 });
 
 dbTest("cooldown_minutes lets a contact start a workflow once per cooldown", async () => {
@@ -339,6 +347,11 @@ dbTest("cooldown_minutes lets a contact start a workflow once per cooldown", asy
     [1, 2, 3].map(() => eventRun(f, { event_name: "visit", user_info: { email: ann.email } })),
   );
   assert.deepEqual(results.map((r) => r.trigger.summary.total_contacts).sort(), [0, 0, 1]);
+  assert.deepEqual(results.map((r) => r.trigger.note ?? "reached").sort(), [
+    "The contact is within the workflow's cooldown",
+    "The contact is within the workflow's cooldown",
+    "reached",
+  ]);
   assert.equal((await eventRun(f, { event_name: "visit", user_info: { email: bob.email } })).trigger.summary.sent, 1);
   // Once the cooldown is over, the contact starts it again.
   await f.deps.sql`update workflow_cooldowns set last_started_at = now() - interval '61 minutes'
@@ -384,6 +397,32 @@ dbTest("a scheduled start whose contact is deleted before it runs completes, hav
   assert.equal(trigger.status, "completed");
   assert.deepEqual(trigger.summary, { total_contacts: 0, sent: 0, failed: 0, filtered: 0 });
   assert.deepEqual((await outboxOf(f, trigger_id)).map((m) => [m.channel, m.to_address]), []);
+  assert.equal(trigger.note, "The contact was deleted before the start ran");
+  const detail = await (await f.get(`/api/v1/triggers/${trigger_id}/workflow`)).json();
+  assert.equal(detail.note, "The contact was deleted before the start ran");
+});
+
+dbTest("a scheduled start of a workflow deactivated before it runs completes, saying so", async () => {
+  const f = await fixture();
+  const wf = await createWorkflow(f, { steps: [step(1, "email", "welcome")] });
+  const contact = await f.contact({});
+  const res = await f.post("/api/v1/workflows/trigger", {
+    workflow_id: wf.id,
+    recipient_type: "contact",
+    contact_external_id: contact.external_id,
+    trigger_at: new Date(Date.now() + 1500).toISOString(),
+  });
+  assert.equal(res.status, 201);
+  const { trigger_id } = await res.json();
+  const patched = await f.app.request(
+    `/api/v1/workflows/${wf.id}`,
+    jsonRequest("PATCH", { is_active: false }, { "X-API-Key": f.keys.live }),
+  );
+  assert.equal(patched.status, 200);
+  const trigger = await f.waitForTrigger(trigger_id);
+  assert.equal(trigger.status, "completed");
+  assert.deepEqual(trigger.summary, { total_contacts: 0, sent: 0, failed: 0, filtered: 0 });
+  assert.equal(trigger.note, "The workflow was deactivated or deleted before the start ran");
 });
 
 dbTest("a running workflow trigger's summary counts the steps' messages sent so far", async () => {

@@ -87,7 +87,7 @@ async function workflowsOf(w: WorkerContext, start: WorkflowStart): Promise<Work
  * workflows and (for events) their contacts, records the runs, makes the executions of the
  * contacts that pass each workflow's conditions, enqueues their first steps (one job per batch of
  * executions sharing a step and due time), starts the fan-outs of tag and all starts, and completes
- * the triggers that reached no one.
+ * the triggers that reached no one, with the reason (the trigger's `note`).
  */
 async function startAll(w: WorkerContext, starts: WorkflowStart[], options: { stored?: boolean } = {}) {
   const { deps } = w;
@@ -104,8 +104,17 @@ async function startAll(w: WorkerContext, starts: WorkflowStart[], options: { st
   const runs: (RunContext & { fanout_done: boolean })[] = [];
   const fanouts: WorkflowFanoutJob[] = [];
   const candidates: { run: RunContext; workflow: Workflow; contact_id: string; id: string }[] = [];
+  const notes = new Notes();
   for (const { start, workflows } of planned) {
     const recipient = start.recipient;
+    if (workflows.length === 0) {
+      notes.add(
+        start.trigger_id,
+        start.source === "event"
+          ? `No active workflow listens to the event '${start.event!.name}'`
+          : "The workflow was deactivated or deleted before the start ran",
+      );
+    }
     const fanout = start.source === "api" && recipient !== undefined && recipient.type !== "contact";
     for (const workflow of workflows) {
       const run = runOf(start, workflow.id);
@@ -122,16 +131,41 @@ async function startAll(w: WorkerContext, starts: WorkflowStart[], options: { st
         continue;
       }
       const contactId = contacts.get(start.trigger_id);
-      if (!contactId) continue;
+      if (!contactId) {
+        notes.add(
+          start.trigger_id,
+          start.source === "event"
+            ? "No contact matches the event's user_info (contact_external_id or email)"
+            : "The contact was deleted before the start ran",
+        );
+        continue;
+      }
       candidates.push({ run, workflow, contact_id: contactId, id: start.execution_id ?? crypto.randomUUID() });
     }
   }
   await insertRuns(deps.sql, runs);
-  const busy = await createFor(w, candidates);
+  const busy = await createFor(w, candidates, { notes });
   await enqueueJobs(deps, fanouts);
   for (const f of fanouts) busy.add(f.trigger_id);
   // The others reached no one (or ran no step): complete them now.
-  await completeTriggers(w.deps, starts.map((s) => s.trigger_id).filter((id) => !busy.has(id)));
+  const idle = starts.map((s) => s.trigger_id).filter((id) => !busy.has(id));
+  await completeTriggers(w.deps, idle, notes.joined(idle));
+}
+
+/** Why each start's workflows passed its contact by (a start may run several workflows). */
+class Notes {
+  readonly #reasons = new Map<string, Set<string>>();
+
+  add(triggerId: string, reason: string): void {
+    this.#reasons.set(triggerId, (this.#reasons.get(triggerId) ?? new Set()).add(reason));
+  }
+
+  /** The reasons of each of `triggerIds` that has some, joined. */
+  joined(triggerIds: string[]): Map<string, string> {
+    return new Map(
+      triggerIds.flatMap((id) => this.#reasons.has(id) ? [[id, [...this.#reasons.get(id)!].join("; ")]] : []),
+    );
+  }
 }
 
 /** The contact of each contact start and event (events: by contact_external_id, else by email). */
@@ -194,7 +228,7 @@ async function startContacts(db: Db, starts: WorkflowStart[]): Promise<Map<strin
 async function createFor(
   w: WorkerContext,
   candidates: { run: RunContext; workflow: Workflow; contact_id: string; id: string }[],
-  options: { prefiltered?: boolean } = {},
+  options: { prefiltered?: boolean; notes?: Notes } = {},
 ): Promise<Set<string>> {
   const busy = new Set<string>();
   if (candidates.length === 0) return busy;
@@ -210,9 +244,16 @@ async function createFor(
       continue;
     }
     const filter = await audienceFilter(deps.sql, team_id, conditions);
-    if (!filter) continue;
-    const ok = new Set(await matchingContacts(deps.sql, team_id, filter, group.map((c) => c.contact_id)));
-    passing.push(...group.filter((c) => ok.has(c.contact_id)));
+    const ok = new Set(filter ? await matchingContacts(deps.sql, team_id, filter, group.map((c) => c.contact_id)) : []);
+    for (const c of group) {
+      if (ok.has(c.contact_id)) passing.push(c);
+      else {
+        options.notes?.add(
+          c.run.trigger_id,
+          filter ? "The contact does not meet the workflow's conditions" : "The workflow's segment no longer exists",
+        );
+      }
+    }
   }
   const executions = passing.map((c): NewExecution => {
     const first = nextStep(c.run, c.workflow.steps, 0);
@@ -228,10 +269,14 @@ async function createFor(
   });
   const created = await deps.sql.begin(async (tx) => {
     const allowed = await outOfCooldown(tx, executions, byWorkflow, now);
+    for (const e of executions) {
+      if (!allowed.has(e)) options.notes?.add(e.trigger_id, "The contact is within the workflow's cooldown");
+    }
     return await insertExecutions(tx, executions.filter((e) => allowed.has(e)), now);
   });
   const groups = new Map<string, { workflow_id: string; step_order: number; due: number; ids: string[] }>();
   for (const e of executions) {
+    if (created.has(e.id) && !e.first) options.notes?.add(e.trigger_id, "The workflow has no active step");
     if (!created.has(e.id) || !e.first) continue;
     busy.add(e.trigger_id);
     const key = `${e.workflow_id}\0${e.first.step_order}\0${e.first.due}`;
