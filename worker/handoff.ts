@@ -1,3 +1,4 @@
+import { log } from "../shared/log.ts";
 import { metrics } from "../shared/metrics.ts";
 import { type OutboundMessage, type Provider, ProviderError } from "../shared/providers/types.ts";
 import type { Prepared } from "./prepare.ts";
@@ -33,16 +34,16 @@ export type Outcome =
 
 /**
  * Hands messages to their real providers, SEND_CONCURRENCY at a time (step 2 of deliver()). A
- * provider that cannot take a message twice (`resendable` false: Twilio) gets it only once `log`
- * has recorded the hand-over, and never gets a message an earlier pass handed over.
+ * provider that cannot take a message twice (`resendable` false: Twilio) gets it only once
+ * `handOverLog` has recorded the hand-over, and never gets a message an earlier pass handed over.
  */
-export async function sendAll(toSend: ToSend[], log: HandOverLog): Promise<Outcome[]> {
+export async function sendAll(toSend: ToSend[], handOverLog: HandOverLog): Promise<Outcome[]> {
   const outcomes: Outcome[] = new Array(toSend.length);
   let next = 0;
   const worker = async () => {
     while (next < toSend.length) {
       const i = next++;
-      outcomes[i] = await handOver(toSend[i], log);
+      outcomes[i] = await handOver(toSend[i], handOverLog);
     }
   };
   await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, toSend.length) }, worker));
@@ -58,25 +59,28 @@ function mayHaveSentReason(t: ToSend): string {
     "may have been sent; it is not tried again (a second try could send it twice)";
 }
 
-async function handOver(t: ToSend, log: HandOverLog): Promise<Outcome> {
+/** A message that failed without a provider's error of its own; `temporary` when a later try may send it. */
+function failure(id: string, error: string, temporary: boolean): Outcome {
+  return { ok: false, id, error, temporary, invalidToken: false };
+}
+
+async function handOver(t: ToSend, handOverLog: HandOverLog): Promise<Outcome> {
   if (t.provider.resendable) return await sendOne(t);
   const id = t.message.id;
-  if (t.handedBefore) return { ok: false, id, error: mayHaveSentReason(t), temporary: false, invalidToken: false };
+  if (t.handedBefore) return failure(id, mayHaveSentReason(t), false);
   try {
-    await log.handing(t);
+    await handOverLog.handing(t);
   } catch (err) {
     // Not recorded, so not handed over: the message stays pending for the next try.
-    return {
-      ok: false,
-      id,
-      error: `Cannot record the hand-over: ${String(err)}`,
-      temporary: true,
-      invalidToken: false,
-    };
+    return failure(id, `Cannot record the hand-over: ${String(err)}`, true);
   }
   const outcome = await sendOne(t);
-  // Not settled here (a failure to write), the pass's own UPDATE still records it at its end.
-  await log.answered(t, outcome).catch(() => {});
+  try {
+    await handOverLog.answered(t, outcome);
+  } catch (err) {
+    // The pass's own UPDATE still records the outcome at its end; only a crash before then loses it.
+    log("warn", "cannot record a provider's answer at once", { message_id: id, error: String(err) });
+  }
   return outcome;
 }
 
@@ -97,7 +101,7 @@ async function sendOne({ message, provider }: ToSend): Promise<Outcome> {
       };
     }
     // Anything else (a network failure the client did not classify) may succeed on a retry.
-    return { ok: false, id: message.id, error: String(err), temporary: true, invalidToken: false };
+    return failure(message.id, String(err), true);
   } finally {
     metrics.providerLatency.observe(
       { provider: provider.name, channel: message.channel },

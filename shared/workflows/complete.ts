@@ -53,14 +53,14 @@ export async function stepCounts(db: Db, ids: string[]): Promise<Map<string, Cou
 async function finish(db: Db, ids: string[], now: number, notes: Map<string, string>): Promise<Completed[]> {
   const counts = [...await stepCounts(db, ids)];
   const of = (field: keyof Counts) => counts.map(([, c]) => c[field]);
+  const counted = counts.map(([id]) => id);
   // A note says why a trigger reached no one: kept only when it indeed delivered nothing.
   const noteOf = counts.map(([id, c]) => c.total_contacts === 0 ? notes.get(id) ?? null : null);
   return await db<Completed[]>`
     with c as (
-      select * from unnest(${counts.map(([id]) => id)}::uuid[], ${of("total_contacts")}::int[], ${of("sent")}::int[],
-        ${of("failed")}::int[], ${
-    of("filtered")
-  }::int[], ${noteOf}::text[]) as v(id, total, sent, failed, filtered, note)
+      select * from unnest(${counted}::uuid[], ${of("total_contacts")}::int[], ${of("sent")}::int[],
+        ${of("failed")}::int[], ${of("filtered")}::int[], ${noteOf}::text[])
+        as v(id, total, sent, failed, filtered, note)
     )
     update triggers t set
       status = case when c.sent = 0 and c.failed > 0 then 'failed' else 'completed' end,
