@@ -41,8 +41,8 @@ interface Stored {
   recipient: string;
   status: FinalStatus;
   cost_micros: number;
-  /** Handed to a provider that cannot take it twice, by a pass that did not record the answer. */
-  handed: boolean;
+  /** Handed to a provider that cannot take it twice, by a pass that has not recorded the answer. */
+  handed_at: Date | null;
 }
 
 /** Some messages were recorded by an earlier pass: start again, reading them first. */
@@ -58,7 +58,8 @@ class Resume extends Error {}
  *    reading those rows first, so nothing is charged or sent twice;
  * 2. send the pending ones (new, and any an interrupted pass left) to their providers with their
  *    stable message id. A provider that cannot take a message twice (Twilio) gets it only once its
- *    row says so (`handed_at`); a message an interrupted pass handed to it is failed, not re-sent;
+ *    row says so (`handed_at`); a message an interrupted pass handed to it is failed, not re-sent,
+ *    once that pass's hand-over window is over (handoff.ts);
  * 3. record the outcomes in one UPDATE, refund permanent failures, drop invalid push tokens.
  * With `lastAttempt`, a temporary failure is final; otherwise it stays pending for a later pass.
  */
@@ -84,15 +85,24 @@ export async function deliver(
   let pending = 0;
   let retryAfterMs: number | undefined;
   const updates: Update[] = [];
-  const refunds = new Map<string, number>();
   const invalidTokens = new Map<string, string[]>();
   for (const [i, outcome] of outcomes.entries()) {
     const { p, cost, provider } = toSend[i];
     const key = deliveryKey(p);
     if (outcome.ok) {
-      updates.push({ p, status: "sent", providerId: outcome.providerMessageId, error: null, cost });
+      const event = outcomeOf(p, outcome.id, "sent", { provider_message_id: outcome.providerMessageId });
+      // Recorded as soon as the provider answered (see handOverLog), or with the others now.
+      if (outcome.recorded) decided.push(event);
+      else {updates.push({
+          p,
+          status: "sent",
+          providerId: outcome.providerMessageId,
+          error: null,
+          cost,
+          refund: 0,
+          event,
+        });}
       statuses.set(key, "sent");
-      decided.push(outcomeOf(p, outcome.id, "sent", { provider_message_id: outcome.providerMessageId }));
       metrics.deliveries.inc({ channel: p.channel, outcome: "sent" });
       continue;
     }
@@ -103,25 +113,29 @@ export async function deliver(
       continue;
     }
     const error = outcome.temporary ? `${outcome.error} (gave up after retries)` : outcome.error;
-    updates.push({ p, status: "failed", providerId: null, error, cost: 0 });
+    const event = outcomeOf(p, outcome.id, "failed", { error });
+    updates.push({ p, status: "failed", providerId: null, error, cost: 0, refund: cost, event });
     statuses.set(key, "failed");
-    decided.push(outcomeOf(p, outcome.id, "failed", { error }));
     metrics.deliveries.inc({ channel: p.channel, outcome: "failed" });
-    if (cost > 0) refunds.set(p.team_id, (refunds.get(p.team_id) ?? 0) + cost);
     if (outcome.invalidToken && p.to_address) {
       invalidTokens.set(p.team_id, [...invalidTokens.get(p.team_id) ?? [], p.to_address]);
     }
     log("warn", "message failed", { provider: provider.name, channel: p.channel, message_id: outcome.id, error });
   }
-  if (updates.length > 0 || refunds.size > 0 || invalidTokens.size > 0) {
-    await deps.sql.begin(async (tx) => {
-      await updateStatuses(tx, updates, deps.now());
+  if (updates.length > 0 || invalidTokens.size > 0) {
+    const refunded = await deps.sql.begin(async (tx) => {
+      // Only what this pass settled is refunded and reported: another pass may have settled the rest.
+      const landed = await updateStatuses(tx, updates, deps.now());
+      const refunds = new Map<string, number>();
+      for (const u of landed) if (u.refund > 0) refunds.set(u.p.team_id, (refunds.get(u.p.team_id) ?? 0) + u.refund);
       for (const [teamId, micros] of refunds) {
         await refund(tx, teamId, micros, `trigger:${items[0].trigger_id}`, "Refund of messages the provider refused");
       }
       for (const [teamId, tokens] of invalidTokens) await deleteDeviceTokens(tx, teamId, tokens);
+      decided.push(...landed.map((u) => u.event));
+      return refunds.keys();
     });
-    balancesChanged(refunds.keys());
+    balancesChanged(refunded);
   }
   await emitMessageEvents(deps, decided);
   return { statuses, pending, retryAfterMs, resumed, unrecorded: [] };
@@ -234,7 +248,8 @@ async function record(deps: Deps, tx: Db, items: Prepared[], resume: boolean): P
     if (found.status === "pending" && p.message) {
       const provider = deps.providers.get(p.channel, { sandbox: p.sandbox });
       const message = { ...p.message, id: found.id };
-      toSend.push({ p, message, provider, cost: found.cost_micros, handedBefore: found.handed });
+      const handedAt = found.handed_at?.getTime();
+      toSend.push({ p, message, provider, cost: found.cost_micros, handedAt });
     }
   }
   const now = new Date(deps.now());
@@ -332,7 +347,7 @@ async function findStored(tx: Db, items: Prepared[]): Promise<Map<string, Stored
   const out = new Map<string, Stored>();
   if (items.length === 0) return out;
   const rows = await tx<Stored[]>`
-    select m.id, m.execution_id, m.recipient, m.status, m.cost_micros, m.handed_at is not null as handed
+    select m.id, m.execution_id, m.recipient, m.status, m.cost_micros, m.handed_at
     from messages m
     join unnest(${items.map((p) => p.execution_id)}::uuid[], ${items.map((p) => p.recipient)}::text[])
       as k(execution_id, recipient)
@@ -367,24 +382,32 @@ async function chargeFor(tx: Db, fresh: Prepared[]): Promise<Set<Prepared>> {
 
 /**
  * The hand-over of each message to a provider that cannot take it twice, one row at a time (such a
- * provider answers in tens of milliseconds a message): marked before the call; once answered, sent
- * or (a temporary failure) known not taken. A refusal is left to the pass's UPDATE, which refunds it
- * in the same transaction; a crash before that fails and refunds it as possibly sent.
+ * provider answers in tens of milliseconds a message): claimed before the call (so that two passes
+ * of one job, say a redelivery beside a re-enqueued job, never both send it); once answered, sent or
+ * (a temporary failure) known not taken. A refusal is left to the pass's UPDATE, which refunds it in
+ * the same transaction; if the pass dies first, a later one fails and refunds it as possibly sent.
  */
 function handOverLog(deps: Deps): HandOverLog {
   return {
+    now: deps.now,
     async handing(t) {
-      await deps.sql`update messages set handed_at = ${new Date(deps.now())} where id = ${t.message.id}`;
+      const claimed = await deps.sql`
+        update messages set handed_at = ${new Date(deps.now())}
+        where id = ${t.message.id} and status = 'pending' and handed_at is null
+        returning 1`;
+      return claimed.length === 1;
     },
     async answered(t, outcome) {
       if (outcome.ok) {
-        await deps.sql`
+        const recorded = await deps.sql`
           update messages set status = 'sent', provider_message_id = ${outcome.providerMessageId},
             sent_at = ${new Date(deps.now())}, handed_at = null
-          where id = ${t.message.id} and status = 'pending'`;
-      } else if (outcome.temporary) {
-        await deps.sql`update messages set handed_at = null where id = ${t.message.id}`;
+          where id = ${t.message.id} and status = 'pending'
+          returning 1`;
+        return recorded.length === 1;
       }
+      if (outcome.temporary) await deps.sql`update messages set handed_at = null where id = ${t.message.id}`;
+      return false;
     },
   };
 }
@@ -395,13 +418,20 @@ interface Update {
   providerId: string | null;
   error: string | null;
   cost: number;
+  /** What to give back once the message is recorded failed. */
+  refund: number;
+  /** Its webhook event, emitted once it is recorded. */
+  event: MessageOutcome;
 }
 
-/** Step 3: every outcome in one UPDATE (an answered message is no longer in a provider's hands). */
-async function updateStatuses(tx: Db, updates: Update[], now: number): Promise<void> {
-  if (updates.length === 0) return;
+/**
+ * Step 3: every outcome in one UPDATE (an answered message is no longer in a provider's hands).
+ * Answers the updates that landed: a message another pass settled meanwhile is left as it is.
+ */
+async function updateStatuses(tx: Db, updates: Update[], now: number): Promise<Update[]> {
+  if (updates.length === 0) return [];
   const sentAt = new Date(now).toISOString();
-  await tx`
+  const rows = await tx<{ execution_id: string; recipient: string }[]>`
     update messages m set status = v.status, provider_message_id = v.provider_message_id, error = v.error,
       cost_micros = v.cost, sent_at = case when v.status = 'sent' then ${sentAt}::timestamptz else null end,
       handed_at = null
@@ -409,5 +439,8 @@ async function updateStatuses(tx: Db, updates: Update[], now: number): Promise<v
       ${updates.map((u) => u.status)}::text[], ${updates.map((u) => u.providerId)}::text[],
       ${updates.map((u) => u.error)}::text[], ${updates.map((u) => u.cost)}::bigint[])
       as v(execution_id, recipient, status, provider_message_id, error, cost)
-    where m.execution_id = v.execution_id and m.recipient = v.recipient and m.status = 'pending'`;
+    where m.execution_id = v.execution_id and m.recipient = v.recipient and m.status = 'pending'
+    returning m.execution_id, m.recipient`;
+  const landed = new Set(rows.map(deliveryKey));
+  return updates.filter((u) => landed.has(deliveryKey(u.p)));
 }

@@ -16,6 +16,7 @@ import { createContact } from "../shared/contacts/queries.ts";
 import type { DispatchState } from "./complete.ts";
 import { createWorkerContext } from "./context.ts";
 import type { DeliverBatchJob } from "./jobs.ts";
+import { HAND_OVER_WINDOW_MS } from "./handoff.ts";
 import { runJob } from "./queue.ts";
 
 /** A provider that records what it is given and answers as `behave` says. */
@@ -166,9 +167,16 @@ dbTest("a message handed to Twilio by a pass that died is failed with the reason
       if ((await statusOf("+14155552000"))?.status === "sent" && twilio.server.requests.length === 2) break;
       await new Promise((r) => setTimeout(r, 10));
     }
-    // Redelivery after the "restart": Twilio answers at once now, but must not be asked again.
+    // A second pass of the job at once (a redelivery beside a re-enqueued job): the message another
+    // pass holds is neither sent nor judged yet.
     holding = false;
     await runJob(createWorkerContext(withProvider(deps, twilio.provider)), job);
+    assert.deepEqual([2000, 2001].map((n) => twilio.requestsTo(`+1415555${n}`)), [1, 1]);
+    assert.equal((await statusOf("+14155552001")).status, "pending");
+    assert.equal((await triggerRow(deps, spec.trigger_id)).status, "processing");
+    // Once the hand-over window is over, the pass that held it is taken for dead.
+    const later = { ...deps, now: () => Date.now() + HAND_OVER_WINDOW_MS };
+    await runJob(createWorkerContext(withProvider(later, twilio.provider)), { ...job, attempt: 1 });
     assert.deepEqual([2000, 2001].map((n) => twilio.requestsTo(`+1415555${n}`)), [1, 1]);
     assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
       status: "completed",
@@ -196,6 +204,20 @@ dbTest("a message handed to Twilio by a pass that died is failed with the reason
     release();
     await first;
   }
+});
+
+dbTest("two passes of one job at once hand each message to Twilio once", async () => {
+  const deps = await testDeps();
+  const twilio = twilioOnLoopback({});
+  await using _ = twilio.server;
+  const { spec, job } = await smsFanOut(deps, 20);
+  // A queue redelivery beside the same job re-enqueued from a dead process's journal.
+  await Promise.all([1, 2].map(() => runJob(createWorkerContext(withProvider(deps, twilio.provider)), job)));
+  const counts = Array.from({ length: 20 }, (_, i) => twilio.requestsTo(`+1415555${2000 + i}`));
+  assert.deepEqual(counts, Array(20).fill(1));
+  const [{ sent }] = await deps.sql`select count(*)::int as sent from messages
+    where trigger_id = ${spec.trigger_id} and status = 'sent'`;
+  assert.equal(sent, 20);
 });
 
 dbTest("a message Twilio refused with a 429 is handed to it again on the retry", async () => {

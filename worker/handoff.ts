@@ -6,14 +6,21 @@ import type { Prepared } from "./prepare.ts";
 /** Provider calls in flight at once within one pass. */
 const SEND_CONCURRENCY = 16;
 
+/**
+ * How long a message handed to a provider that cannot take it twice may wait for its answer to be
+ * recorded before another pass judges it abandoned (its pass died). Longer than any such provider
+ * request may take (the Twilio SDK gives up after 30 s), so a live pass is never judged.
+ */
+export const HAND_OVER_WINDOW_MS = 60_000;
+
 /** A message to hand to a real provider after the recording transaction. */
 export interface ToSend {
   p: Prepared;
   message: OutboundMessage;
   provider: Provider;
   cost: number;
-  /** An earlier pass handed it to its provider and did not live to record the answer (see `handed_at`). */
-  handedBefore?: boolean;
+  /** When another pass handed it to its provider, not having recorded the answer yet (`handed_at`, ms). */
+  handedAt?: number;
 }
 
 /**
@@ -21,21 +28,26 @@ export interface ToSend {
  * that a crash leaves as few messages as possible whose fate is unknown.
  */
 export interface HandOverLog {
-  /** Before the call: from now on the message may be in the provider's hands. */
-  handing(t: ToSend): Promise<void>;
-  /** After the answer: a message sent, or one the provider did not take (temporary), is settled at once. */
-  answered(t: ToSend, outcome: Outcome): Promise<void>;
+  now(): number;
+  /** Before the call: claims the message, unless another pass holds it. True when claimed. */
+  handing(t: ToSend): Promise<boolean>;
+  /**
+   * After the answer: a message sent, or one the provider did not take (temporary), is settled at
+   * once. True when a sent message was recorded so.
+   */
+  answered(t: ToSend, outcome: Outcome): Promise<boolean>;
 }
 
-/** What a provider made of one message. */
+/** What a provider made of one message (`recorded`: the hand-over log recorded it sent already). */
 export type Outcome =
-  | { ok: true; id: string; providerMessageId: string }
+  | { ok: true; id: string; providerMessageId: string; recorded?: boolean }
   | { ok: false; id: string; error: string; temporary: boolean; invalidToken: boolean; retryAfterMs?: number };
 
 /**
  * Hands messages to their real providers, SEND_CONCURRENCY at a time (step 2 of deliver()). A
  * provider that cannot take a message twice (`resendable` false: Twilio) gets it only once
- * `handOverLog` has recorded the hand-over, and never gets a message an earlier pass handed over.
+ * `handOverLog` has claimed it, and never gets a message another pass claimed: once that pass's
+ * window is over, the message is failed as possibly sent.
  */
 export async function sendAll(toSend: ToSend[], handOverLog: HandOverLog): Promise<Outcome[]> {
   const outcomes: Outcome[] = new Array(toSend.length);
@@ -64,19 +76,28 @@ function failure(id: string, error: string, temporary: boolean): Outcome {
   return { ok: false, id, error, temporary, invalidToken: false };
 }
 
+/** Another pass holds the message: try again once its hand-over window is over. */
+function heldElsewhere(t: ToSend, waitMs: number): Outcome {
+  const error = `Cannot send ${t.message.channel}: another pass is handing it to ${t.provider.name}`;
+  return { ok: false, id: t.message.id, error, temporary: true, invalidToken: false, retryAfterMs: waitMs };
+}
+
 async function handOver(t: ToSend, handOverLog: HandOverLog): Promise<Outcome> {
   if (t.provider.resendable) return await sendOne(t);
   const id = t.message.id;
-  if (t.handedBefore) return failure(id, mayHaveSentReason(t), false);
+  if (t.handedAt !== undefined) {
+    const left = t.handedAt + HAND_OVER_WINDOW_MS - handOverLog.now();
+    return left > 0 ? heldElsewhere(t, left) : failure(id, mayHaveSentReason(t), false);
+  }
   try {
-    await handOverLog.handing(t);
+    if (!await handOverLog.handing(t)) return heldElsewhere(t, HAND_OVER_WINDOW_MS);
   } catch (err) {
     // Not recorded, so not handed over: the message stays pending for the next try.
     return failure(id, `Cannot record the hand-over: ${String(err)}`, true);
   }
   const outcome = await sendOne(t);
   try {
-    await handOverLog.answered(t, outcome);
+    if (await handOverLog.answered(t, outcome) && outcome.ok) outcome.recorded = true;
   } catch (err) {
     // The pass's own UPDATE still records the outcome at its end; only a crash before then loses it.
     log("warn", "cannot record a provider's answer at once", { message_id: id, error: String(err) });
