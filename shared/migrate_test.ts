@@ -9,7 +9,9 @@ dbTest("migrate() run at once by two starts on one empty database applies each m
     ? `test_migrate_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`
     : undefined;
   // On a server: two processes' pools on one empty schema (api/main.ts and worker/main.ts started
-  // together). On PGlite the database belongs to one process: two calls in it.
+  // together), which only the advisory lock keeps apart. On PGlite the database belongs to one process
+  // and one connection, so there is no second process to lock out: two calls in it, which would both
+  // apply a migration if a call read what is applied outside the transaction that applies it.
   const first = await connectDatabase(config, { schema });
   const second = schema ? await connectDatabase(config, { schema }) : first;
   try {
