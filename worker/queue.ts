@@ -97,7 +97,7 @@ export async function runJob(w: WorkerContext, job: Job): Promise<void> {
       // A first try joins the next merged pass; a retry (after a temporary failure) runs alone.
       return job.attempt > 0 ? await w.deliveries.run(() => handleSendGroup(w, job)) : await w.groups.add(job);
     case "send-stored":
-      return await w.deliveries.run(() => handleSendStored(w, job.trigger_id));
+      return await w.deliveries.run(() => handleSendStored(w, job));
     case "dispatch":
       return await handleDispatch(w, job);
     case "deliver-batch":

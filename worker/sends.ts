@@ -1,6 +1,5 @@
 import { log } from "../shared/log.ts";
-import { JOB_BACKOFF_MS } from "../shared/sending/jobs.ts";
-import type { SendGroupJob } from "../shared/sending/jobs.ts";
+import { JOB_BACKOFF_MS, type SendGroupJob, type SendStoredJob, storedJobOptions } from "../shared/sending/jobs.ts";
 import { sendKeys } from "../shared/sending/keys.ts";
 import { insertTriggers, loadSpec } from "../shared/sending/records.ts";
 import { isSingleRecipient, type SendSpec } from "../shared/sending/spec.ts";
@@ -63,8 +62,18 @@ async function runGroup(w: WorkerContext, job: SendGroupJob & { attempt: number 
   if (singles.length > 0) await deliverSingles(w, singles, job.attempt, startedAt);
 }
 
-/** The `send-stored` job: a send recorded in Postgres (scheduled or large), now due. */
-export async function handleSendStored(w: WorkerContext, triggerId: string): Promise<void> {
+/**
+ * The `send-stored` job: a send recorded in Postgres (scheduled or large), now due. One that fires
+ * before it is due (a schedule past the queue's 30-day delay) enqueues itself again for the rest.
+ */
+export async function handleSendStored(w: WorkerContext, job: SendStoredJob): Promise<void> {
+  const now = w.deps.now();
+  if (job.due_at !== undefined && job.due_at > now) {
+    const next: SendStoredJob = { ...job, id: crypto.randomUUID() };
+    await w.deps.kv.enqueue(next, storedJobOptions(next, now));
+    return;
+  }
+  const triggerId = job.trigger_id;
   const spec = await loadSpec(w.deps.sql, triggerId);
   if (!spec) {
     log("warn", "send-stored: no such trigger", { trigger_id: triggerId });

@@ -1,8 +1,9 @@
 import assert from "node:assert/strict";
+import { MAX_QUEUE_DELAY_MS, type SendStoredJob } from "../shared/sending/jobs.ts";
 import { testSendSpec } from "../shared/sending/testing.ts";
 import { dbTest } from "../shared/testing.ts";
 import { startWorker } from "./queue.ts";
-import { handleSendGroup } from "./sends.ts";
+import { handleSendGroup, handleSendStored } from "./sends.ts";
 import { sendingFixture } from "./testing.ts";
 
 /** Random [A-Za-z0-9] characters: Postgres cannot compress them under its index row limit. */
@@ -33,3 +34,55 @@ dbTest("a send the database refuses does not hold back the others accepted with 
   assert.equal((await f.waitForTrigger(good.trigger_id)).status, "completed");
   assert.deepEqual(await other.outbox(bad.trigger_id), []);
 });
+
+dbTest(
+  "a send scheduled past the queue's 30-day delay is accepted, and its job waits again until it is due",
+  async () => {
+    const f = await sendingFixture();
+    await f.fund(1);
+    await f.template("sms", "later", { body: "Much later" });
+    const at = new Date(Date.now() + 45 * 24 * 3_600_000);
+    const res = await f.post("/api/v1/sms/send", {
+      template_key: "later",
+      recipient_type: "direct_sms",
+      direct_phone: "+14155550123",
+      triggerAt: at.toISOString(),
+    });
+    const body = await res.json();
+    assert.equal(res.status, 201, JSON.stringify(body));
+    assert.equal(body.scheduled_for, at.toISOString());
+
+    // Its job fired early (as the first 30-day link of the wait does): it enqueues itself for the rest.
+    const worker = startWorker(f.deps).context;
+    const job: SendStoredJob = { type: "send-stored", id: crypto.randomUUID(), trigger_id: body.trigger_id };
+    job.due_at = at.getTime();
+    const kv = f.deps.kv;
+    const enqueue = kv.enqueue;
+    const again: { job: SendStoredJob; delay?: number }[] = [];
+    kv.enqueue = (value, options) => {
+      if ((value as SendStoredJob).trigger_id === body.trigger_id) {
+        again.push({
+          job: value as SendStoredJob,
+          ...options,
+        });
+      }
+      return enqueue.call(kv, value, options);
+    };
+    try {
+      await handleSendStored(worker, job);
+    } finally {
+      kv.enqueue = enqueue;
+    }
+    assert.equal(again.length, 1);
+    assert.equal(again[0].job.due_at, at.getTime());
+    assert.notEqual(again[0].job.id, job.id);
+    assert.equal(again[0].delay, MAX_QUEUE_DELAY_MS);
+    assert.deepEqual(await f.outbox(body.trigger_id), []);
+    assert.equal((await (await f.get(`/api/v1/triggers/${body.trigger_id}`)).json()).status, "pending");
+
+    // The last link, due: the SMS goes out.
+    await handleSendStored(worker, { ...job, due_at: Date.now() - 1 });
+    assert.equal((await f.waitForTrigger(body.trigger_id)).summary.sent, 1);
+    assert.deepEqual((await f.outbox(body.trigger_id)).map((m) => m.body), ["Much later"]);
+  },
+);

@@ -1,11 +1,11 @@
 import { asJson } from "../../shared/db.ts";
 import type { Deps } from "../../shared/deps.ts";
 import { Acceptor } from "../../shared/sending/acceptor.ts";
+import { storedJobOptions } from "../../shared/sending/jobs.ts";
 import { sendKeys } from "../../shared/sending/keys.ts";
 import { burstDeferral } from "../../shared/sending/pressure.ts";
 import type { TriggerRecord } from "../../shared/sending/trigger_record.ts";
 import type { WorkflowStartsJob, WorkflowStartStoredJob } from "../../shared/workflows/jobs.ts";
-import { storedStartOptions } from "../../shared/workflows/queue.ts";
 import { triggerTypesOf, type WorkflowStart } from "../../shared/workflows/start.ts";
 
 /**
@@ -58,7 +58,7 @@ async function acceptStored(deps: Deps, start: WorkflowStart): Promise<void> {
   };
   await committer.commit((op) => {
     op.set(sendKeys.trigger(start.trigger_id), pendingRecord(start));
-    op.enqueue(job, storedStartOptions(job, deps.now()));
+    op.enqueue(job, storedJobOptions(job, deps.now()));
   }, 2);
 }
 

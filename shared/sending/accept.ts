@@ -37,9 +37,6 @@ export function sendingService(deps: Deps): SendingService {
   return service;
 }
 
-/** The longest a send may be scheduled ahead (Deno KV's queue delay limit is 30 days). */
-const MAX_DELAY_MS = 30 * 24 * 3_600_000;
-
 /** The schedule fields a send may carry (the names differ between endpoints and clients). */
 export interface ScheduleFields {
   trigger_at?: string;
@@ -65,11 +62,6 @@ export function scheduledFor(body: ScheduleFields, now: number): number | undefi
   }
   if (at <= now) {
     throw new ValidationError(`${field} must be a future date`, "invalid_value", {
-      details: { field, code: "invalid_value" },
-    });
-  }
-  if (at - now > MAX_DELAY_MS) {
-    throw new ValidationError(`${field} must be within 30 days`, "invalid_value", {
       details: { field, code: "invalid_value" },
     });
   }

@@ -1,7 +1,7 @@
 import { Batcher } from "../batcher.ts";
 import type { Db } from "../db.ts";
 import type { KvCommitter } from "../kv.ts";
-import { JOB_BACKOFF_MS, type SendGroupJob, type SendStoredJob } from "./jobs.ts";
+import { JOB_BACKOFF_MS, type SendGroupJob, type SendStoredJob, storedJobOptions } from "./jobs.ts";
 import { pendingSlot, sendKeys } from "./keys.ts";
 import { type BurstDeferral, inBurst } from "./pressure.ts";
 import { SPOOL_GRACE_MS, SPOOL_SLOT_MS, type SpoolDrainJob, spooled, spoolKeys, spoolSlot } from "./spool.ts";
@@ -199,14 +199,8 @@ export function sendAcceptor(
     async acceptStored(spec, now) {
       await insertTriggers(db, [spec], "pending", now);
       const job: SendStoredJob = { type: "send-stored", id: newJobId(), trigger_id: spec.trigger_id };
-      const delay = spec.scheduled_for === null ? 0 : Math.max(0, spec.scheduled_for - now);
-      await committer.commit((op) => {
-        op.enqueue(job, {
-          delay,
-          backoffSchedule: JOB_BACKOFF_MS,
-          keysIfUndelivered: [sendKeys.undelivered(spec.trigger_id, job.id)],
-        });
-      }, 1);
+      if (spec.scheduled_for !== null) job.due_at = spec.scheduled_for;
+      await committer.commit((op) => op.enqueue(job, storedJobOptions(job, now)), 1);
     },
     deferral,
   });

@@ -1,7 +1,6 @@
-import { JOB_BACKOFF_MS } from "../../shared/sending/jobs.ts";
+import { JOB_BACKOFF_MS, queueDelay, storedJobOptions } from "../../shared/sending/jobs.ts";
 import type { Deps } from "../../shared/deps.ts";
 import type { WorkflowStartStoredJob } from "../../shared/workflows/jobs.ts";
-import { queueDelay, storedStartOptions } from "../../shared/workflows/queue.ts";
 import type { WorkflowFanoutJob, WorkflowStepJob } from "./jobs.ts";
 
 /** Executions per step job. */
@@ -47,7 +46,7 @@ export async function enqueueJobs(deps: Deps, jobs: (WorkflowStepJob | WorkflowF
 
 /** Enqueues a stored start again until it is due (a schedule past the queue's 30-day delay). */
 export async function enqueueStored(deps: Deps, job: WorkflowStartStoredJob): Promise<void> {
-  await deps.kv.enqueue(job, storedStartOptions(job, deps.now()));
+  await deps.kv.enqueue(job, storedJobOptions(job, deps.now()));
 }
 
 /** The step jobs of groups of executions (each group shares a workflow, a step and a due time). */
