@@ -28,11 +28,11 @@ function randomIosPush(overrides: Partial<OutboundMessage> = {}): OutboundMessag
 }
 
 /** A fake APNs and a provider pointed at it, with a random team, key id and bundle id. */
-function setup(errors?: Record<string, ApnsErrorSpec>) {
+function setup(errors?: Record<string, ApnsErrorSpec>, hold?: (deviceToken: string) => Promise<void> | undefined) {
   const teamId = randomHex(5).toUpperCase();
   const keyId = randomHex(5).toUpperCase();
   const bundleId = `test.acme.app${randomHex(2)}`;
-  const server = startFakeApns({ teamId, keyId, bundleId, publicKey: keys.publicKey, errors });
+  const server = startFakeApns({ teamId, keyId, bundleId, publicKey: keys.publicKey, errors, hold });
   const provider = createApnsProvider({
     teamId,
     keyId,
@@ -195,4 +195,38 @@ Deno.test("apns provider signs a new provider token once when APNs says it expir
   assert.equal(first.headers.get("apns-id"), retry.headers.get("apns-id"));
   assert.ok(error instanceof ProviderError);
   assert.equal(error.providerCode, "ExpiredProviderToken");
+});
+
+/** Waits for the next second: a provider token signed then differs from one signed before (its `iat`). */
+async function nextSecond(): Promise<void> {
+  const second = Math.floor(Date.now() / 1000);
+  while (Math.floor(Date.now() / 1000) === second) await new Promise((r) => setTimeout(r, 20));
+}
+
+Deno.test("apns provider replaces an expired provider token once, however many sends met it and whenever", async () => {
+  // Apple refuses more than one new provider token every 20 minutes (TooManyProviderTokenUpdates).
+  const late = Promise.withResolvers<void>();
+  const [a, b, c] = [randomIosPush(), randomIosPush(), randomIosPush()];
+  const { server, provider } = setup(
+    undefined,
+    (device) => device === b.to || device === c.to ? late.promise : undefined,
+  );
+  await using _ = server;
+  await provider.send(randomIosPush());
+  server.expireProviderTokens();
+  await nextSecond();
+
+  // All three go out with the expired token; b's and c's answers come a second after a has renewed it.
+  const sends = [a, b, c].map((m) => provider.send(m));
+  await sends[0];
+  await nextSecond();
+  late.resolve();
+  await Promise.all(sends);
+
+  assert.equal(server.providerTokens.length, 2, "the expired token and one new one");
+  assert.equal(server.requests.length, 1 + 3 + 3);
+  const retries = server.requests.filter((r) =>
+    r.headers.get("authorization") === `bearer ${server.providerTokens[1]}`
+  );
+  assert.equal(retries.length, 3);
 });

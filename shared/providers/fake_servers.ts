@@ -286,9 +286,18 @@ export interface ApnsErrorSpec {
   reason: string;
 }
 
+/** A fake APNs, and what it knows of provider tokens. */
+export interface FakeApns extends FakeServer {
+  /** The distinct provider tokens it was sent, in the order it first saw them. */
+  providerTokens: string[];
+  /** Calls every provider token seen so far expired (403 ExpiredProviderToken), as APNs does after an hour. */
+  expireProviderTokens(): void;
+}
+
 /**
  * Starts a fake APNs server: `POST /3/device/{token}` with a provider JWT (ES256, `kid`, `iss`)
- * verified with `publicKey`, and `apns-topic` equal to `bundleId`.
+ * verified with `publicKey`, and `apns-topic` equal to `bundleId`. A request to a device token for
+ * which `hold` gives a promise is answered once it resolves.
  */
 export function startFakeApns(
   options: {
@@ -297,17 +306,21 @@ export function startFakeApns(
     bundleId: string;
     publicKey: CryptoKey;
     errors?: Record<string, ApnsErrorSpec>;
+    hold?: (deviceToken: string) => Promise<void> | undefined;
   },
-): FakeServer {
+): FakeApns {
+  const providerTokens: string[] = [];
+  const expired = new Set<string>();
   const apnsError = (status: number, reason: string, apnsId: string) =>
     json(
       status,
       status === 410 ? { reason, timestamp: Date.now() } : { reason },
       { "apns-id": apnsId },
     );
-  return serveFake(async (request) => {
+  const fake = serveFake(async (request) => {
     const apnsId = request.headers.get("apns-id") ?? crypto.randomUUID().toUpperCase();
     const match = new URL(request.url).pathname.match(/^\/3\/device\/([^/]*)$/);
+    if (match) await options.hold?.(match[1]);
     if (request.method !== "POST") return apnsError(405, "MethodNotAllowed", apnsId);
     if (!match) return apnsError(404, "BadPath", apnsId);
     const auth = request.headers.get("authorization");
@@ -322,6 +335,9 @@ export function startFakeApns(
     } catch {
       return apnsError(403, "InvalidProviderToken", apnsId);
     }
+    const providerToken = auth.slice("bearer ".length);
+    if (!providerTokens.includes(providerToken)) providerTokens.push(providerToken);
+    if (expired.has(providerToken)) return apnsError(403, "ExpiredProviderToken", apnsId);
     if (request.headers.get("apns-topic") !== options.bundleId) {
       return apnsError(400, "DeviceTokenNotForTopic", apnsId);
     }
@@ -335,6 +351,11 @@ export function startFakeApns(
     if (!/^[0-9a-f]{64}$/i.test(token)) return apnsError(400, "BadDeviceToken", apnsId);
     return new Response(null, { status: 200, headers: { "apns-id": apnsId } });
   });
+  return {
+    ...fake,
+    providerTokens,
+    expireProviderTokens: () => providerTokens.forEach((t) => expired.add(t)),
+  };
 }
 
 // --- Keys ---------------------------------------------------------------------------------------

@@ -115,6 +115,22 @@ Deno.test("fcm provider fetches a new access token once when FCM refuses the cac
   assert.equal(server.requests.at(-1)!.headers.get("authorization"), `Bearer ${server.issuedTokens[0]}`);
 });
 
+Deno.test("fcm provider renews a refused access token once for all the sends that met it at once", async () => {
+  const { server, provider } = setup();
+  await using _ = server;
+  await provider.send(randomPush());
+  server.issuedTokens.length = 0; // FCM forgets every token it issued
+
+  await Promise.all(Array.from({ length: 8 }, () => provider.send(randomPush())));
+
+  assert.equal(server.requests.filter((r) => r.path === "/token").length, 2);
+  assert.equal(server.issuedTokens.length, 1);
+  const sends = server.requests.filter((r) => r.path.endsWith("messages:send"));
+  assert.equal(sends.length, 1 + 8 + 8);
+  const renewed = sends.filter((r) => r.headers.get("authorization") === `Bearer ${server.issuedTokens[0]}`);
+  assert.equal(renewed.length, 8);
+});
+
 Deno.test("fcm provider fails a THIRD_PARTY_AUTH_ERROR for good without renewing its access token", async () => {
   const message = randomPush({ platform: "ios" });
   const { server, provider } = setup({
