@@ -334,6 +334,41 @@ dbTest("a workflow's tag and segment conditions filter whom an event reaches", a
   assert.equal(ghost.trigger.note, "The workflow's segment no longer exists");
 });
 
+dbTest("a tag or all start that reaches no one says why", async () => {
+  const f = await fixture();
+  const plain = await createWorkflow(f, { steps: [step(1, "email", "welcome")] });
+  const start = async (workflowId: string, body: Record<string, unknown>) =>
+    (await run(f, "/api/v1/workflows/trigger", { workflow_id: workflowId, ...body })).trigger;
+  const empty = await start(plain.id, { recipient_type: "all" });
+  assert.deepEqual(empty.summary, { total_contacts: 0, sent: 0, failed: 0, filtered: 0 });
+  assert.equal(empty.note, "The team has no contacts");
+
+  await f.contact({ tags: ["basic"] });
+  assert.equal(
+    (await start(plain.id, { recipient_type: "tag", tag: "vip" })).note,
+    "No contact has every tag of the start",
+  );
+  const vipOnly = await createWorkflow(f, { conditions: { tags: ["vip"] }, steps: [step(1, "email", "welcome")] });
+  assert.equal((await start(vipOnly.id, { recipient_type: "all" })).note, "No contact meets the workflow's conditions");
+  assert.equal(
+    (await start(vipOnly.id, { recipient_type: "tag", tag: "basic" })).note,
+    "No contact has every tag of the start and meets the workflow's conditions",
+  );
+  const ghost = await createWorkflow(f, {
+    conditions: { segment_id: "missing" },
+    steps: [step(1, "email", "welcome")],
+  });
+  assert.equal((await start(ghost.id, { recipient_type: "all" })).note, "The workflow's segment no longer exists");
+
+  const once = await createWorkflow(f, { conditions: { cooldown_minutes: 60 }, steps: [step(1, "email", "welcome")] });
+  const first = await start(once.id, { recipient_type: "all" });
+  assert.equal(first.summary.sent, 1);
+  assert.equal(first.note, undefined);
+  const again = await start(once.id, { recipient_type: "all" });
+  assert.equal(again.summary.total_contacts, 0);
+  assert.equal(again.note, "Every contact it found is within the workflow's cooldown");
+});
+
 dbTest("cooldown_minutes lets a contact start a workflow once per cooldown", async () => {
   const f = await fixture();
   await createWorkflow(f, {

@@ -349,5 +349,33 @@ export async function handleWorkflowFanout(w: WorkerContext, job: WorkflowFanout
     return;
   }
   await markFanoutDone(deps.sql, job.trigger_id, job.workflow_id);
-  await completeTriggers(w.deps, [job.trigger_id]);
+  // `after` is set once a page has found a contact (in this job or an earlier one of the chain).
+  const note = fanoutNote({
+    workflow,
+    run,
+    tags: job.tags,
+    segmentFound: filter !== undefined,
+    matched: after !== null,
+  });
+  await completeTriggers(w.deps, [job.trigger_id], new Map([[job.trigger_id, note]]));
+}
+
+/**
+ * Why a tag or all start would reach no one (kept only when it did): its contacts, found a page
+ * at a time, are not at hand at the end, so the reason is read from what the fan-out saw.
+ */
+function fanoutNote(
+  f: { workflow: Workflow; run: RunContext; tags: string[]; segmentFound: boolean; matched: boolean },
+): string {
+  if (!f.segmentFound) return "The workflow's segment no longer exists";
+  const { conditions } = f.workflow;
+  const conditioned = (conditions.tags?.length ?? 0) > 0 || conditions.segment_id !== undefined;
+  if (!f.matched) {
+    if (f.tags.length > 0) {
+      return `No contact has every tag of the start${conditioned ? " and meets the workflow's conditions" : ""}`;
+    }
+    return conditioned ? "No contact meets the workflow's conditions" : "The team has no contacts";
+  }
+  if (!nextStep(f.run, f.workflow.steps, 0)) return "The workflow has no active step";
+  return "Every contact it found is within the workflow's cooldown";
 }
