@@ -320,6 +320,15 @@ dbTest("POST /contacts refuses a custom_fields.phone over 32 characters (it is i
   assert.equal(ok.status, 201);
 });
 
+dbTest("POST /contacts refuses a custom field named __proto__ rather than dropping it", async () => {
+  const { call } = await contactsFixture();
+  const body = JSON.parse(`{"email": "${randomEmail()}", "custom_fields": {"plan": "pro", "__proto__": "x"}}`);
+  const res = await call("POST", "", body);
+  assert.equal(res.status, 400);
+  assert.equal(res.body.code, "invalid_key");
+  assert.equal(res.body.message, 'Object keys must not be "__proto__"');
+});
+
 dbTest("POST /contacts refuses an unpaired surrogate (it became U+FFFD, so two different ids met as one)", async () => {
   const { call } = await contactsFixture();
   for (

@@ -5,7 +5,7 @@ import { AppError, reasonPhrase, shapeA, shapeB } from "../errors.ts";
 import { log, logs } from "../log.ts";
 import { recordRequest } from "../metrics.ts";
 import type { AppEnv } from "./env.ts";
-import { bodyRefusal, UNSTORABLE_TEXT, validationError } from "./validation.ts";
+import { bodyRefusal, protoKeyRefusal, UNSTORABLE_TEXT, validationError } from "./validation.ts";
 
 /** Largest request body accepted (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -13,9 +13,13 @@ export const MAX_BODY_BYTES = 1024 * 1024;
 /** A router whose validation failures become our 400 (every sub-app is made with this). */
 export function newRouter(): OpenAPIHono<AppEnv> {
   return new OpenAPIHono<AppEnv>({
-    defaultHook: (result) => {
+    defaultHook: async (result, c) => {
       if (!result.success) throw validationError(result.error, (result as { data?: unknown }).data);
-      const refusal = result.target === "json" ? bodyRefusal(result.data) : undefined;
+      if (result.target !== "json") return;
+      // The body as parsed (Hono keeps it): the validated one has lost any `__proto__` key. A body the
+      // validator did not parse (none, on a route where it is optional) has nothing to check.
+      const parsed = await c.req.json().catch(() => undefined);
+      const refusal = protoKeyRefusal(parsed) ?? bodyRefusal(result.data);
       if (refusal) throw refusal;
     },
   });

@@ -30,6 +30,33 @@ export function isStorableText(text: string): boolean {
 }
 
 /**
+ * The answer to an object key `__proto__` in a body (400 `invalid_key`). JSON.parse keeps it as a key
+ * of its own, but copying the object (zod's record output, `Object.assign`) turns it into the
+ * object's prototype, so it vanished from custom fields, variables and metadata without a word.
+ */
+export const PROTO_KEY = 'Object keys must not be "__proto__"';
+
+/**
+ * 400 PROTO_KEY (`invalid_key`) when `body` (as parsed, before validation: validation is what drops
+ * the key) has an object key `__proto__` at any depth, else undefined. Its own walk, with its own stack:
+ * bodyRefusal walks the validated body, which no longer has it.
+ */
+export function protoKeyRefusal(body: unknown): ValidationError | undefined {
+  const stack: unknown[] = [body];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v !== "object") continue;
+    if (Array.isArray(v)) {
+      for (const item of v) stack.push(item);
+      continue;
+    }
+    if (Object.hasOwn(v, "__proto__")) return new ValidationError(PROTO_KEY, "invalid_key");
+    for (const key in v) stack.push((v as Record<string, unknown>)[key]);
+  }
+  return undefined;
+}
+
+/**
  * How deep a request body may nest (objects and arrays). Far beyond any body of the interface, and
  * far below what breaks Postgres: a jsonb value some thousands of levels deep exceeds its stack
  * depth, and the embedded Postgres does not recover from that.

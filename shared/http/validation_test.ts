@@ -1,6 +1,14 @@
 import assert from "node:assert/strict";
 import { z } from "zod";
-import { bodyRefusal, isStorableText, MAX_BODY_DEPTH, UNSTORABLE_TEXT, validationError } from "./validation.ts";
+import {
+  bodyRefusal,
+  isStorableText,
+  MAX_BODY_DEPTH,
+  PROTO_KEY,
+  protoKeyRefusal,
+  UNSTORABLE_TEXT,
+  validationError,
+} from "./validation.ts";
 
 function linesFor(schema: z.ZodType, data: unknown): string | string[] {
   const result = schema.safeParse(data);
@@ -65,6 +73,16 @@ Deno.test("bodyRefusal() refuses text Postgres cannot store, as a value or a key
     assert.equal(refusal?.body, UNSTORABLE_TEXT);
   }
   assert.equal(UNSTORABLE_TEXT, "Text must not contain NUL (U+0000) characters or unpaired surrogates");
+});
+
+Deno.test("protoKeyRefusal() refuses a key __proto__ at any depth, which copying an object would drop", () => {
+  assert.equal(protoKeyRefusal(JSON.parse('{"proto": 1, "constructor": {"prototype": 2}, "a": [[{}]]}')), undefined);
+  for (const text of ['{"__proto__": 1}', '{"a": [{"b": {"__proto__": {"polluted": true}}}]}']) {
+    const refusal = protoKeyRefusal(JSON.parse(text));
+    assert.equal(refusal?.status, 400, text);
+    assert.equal(refusal?.code, "invalid_key");
+    assert.equal(refusal?.body, PROTO_KEY);
+  }
 });
 
 Deno.test("bodyRefusal() refuses nesting over MAX_BODY_DEPTH, walking any JSON.parse accepts without recursion", () => {
