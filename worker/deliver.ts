@@ -61,7 +61,8 @@ class Resume extends Error {}
  *    row says so (`handed_at`); a message an interrupted pass handed to it is failed, not re-sent,
  *    once that pass's hand-over window is over (handoff.ts);
  * 3. record the outcomes in one UPDATE, refund permanent failures, drop invalid push tokens.
- * With `lastAttempt`, a temporary failure is final; otherwise it stays pending for a later pass.
+ * With `lastAttempt`, a temporary failure is final (unless another pass holds the message: see
+ * handoff.ts); otherwise it stays pending for a later pass.
  */
 export async function deliver(
   deps: Deps,
@@ -106,7 +107,7 @@ export async function deliver(
       metrics.deliveries.inc({ channel: p.channel, outcome: "sent" });
       continue;
     }
-    if (outcome.temporary && !options.lastAttempt) {
+    if (outcome.temporary && (!options.lastAttempt || outcome.held)) {
       pending++;
       retryAfterMs = longest(retryAfterMs, outcome.retryAfterMs);
       statuses.set(key, "pending");

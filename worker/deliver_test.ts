@@ -18,6 +18,7 @@ import { createWorkerContext } from "./context.ts";
 import type { DeliverBatchJob } from "./jobs.ts";
 import { HAND_OVER_WINDOW_MS } from "./handoff.ts";
 import { runJob } from "./queue.ts";
+import { MAX_DELIVERY_ATTEMPTS } from "./retry.ts";
 
 /** A provider that records what it is given and answers as `behave` says. */
 function fakeProvider(behave: (m: OutboundMessage, call: number) => Promise<void> | void = () => {}) {
@@ -204,6 +205,42 @@ dbTest("a message handed to Twilio by a pass that died is failed with the reason
     release();
     await first;
   }
+});
+
+dbTest("a last try that meets a message another pass is handing to Twilio leaves it to that pass", async () => {
+  const deps = await testDeps();
+  let release = () => {};
+  const held = new Promise<void>((resolve) => release = resolve);
+  let holding = true;
+  const twilio = twilioOnLoopback({ hold: (to) => holding && to.endsWith("2001") ? held : undefined });
+  await using _ = twilio.server;
+  const { spec, job } = await smsFanOut(deps, 2);
+  const first = runJob(createWorkerContext(withProvider(deps, twilio.provider)), job);
+  try {
+    for (let i = 0; i < 500 && twilio.server.requests.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+    holding = false;
+    // The job's last try, while the first pass still waits for Twilio's answer: it must not give up
+    // on the message (the first pass may be sending it, and is).
+    await runJob(createWorkerContext(withProvider(deps, twilio.provider)), {
+      ...job,
+      id: crypto.randomUUID(),
+      attempt: MAX_DELIVERY_ATTEMPTS - 1,
+    });
+    const [row] = await deps.sql`select status, error from messages
+      where trigger_id = ${spec.trigger_id} and to_address = '+14155552001'`;
+    assert.deepEqual({ ...row }, { status: "pending", error: null });
+  } finally {
+    release();
+    await first;
+  }
+  assert.deepEqual([2000, 2001].map((n) => twilio.requestsTo(`+1415555${n}`)), [1, 1]);
+  assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
+    status: "completed",
+    total_contacts: 2,
+    sent: 2,
+    failed: 0,
+    filtered: 0,
+  });
 });
 
 dbTest("two passes of one job at once hand each message to Twilio once", async () => {

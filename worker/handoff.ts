@@ -41,7 +41,19 @@ export interface HandOverLog {
 /** What a provider made of one message (`recorded`: the hand-over log recorded it sent already). */
 export type Outcome =
   | { ok: true; id: string; providerMessageId: string; recorded?: boolean }
-  | { ok: false; id: string; error: string; temporary: boolean; invalidToken: boolean; retryAfterMs?: number };
+  | {
+    ok: false;
+    id: string;
+    error: string;
+    temporary: boolean;
+    invalidToken: boolean;
+    retryAfterMs?: number;
+    /**
+     * Another pass holds the message and may be sending it: never given up on, even by a last try
+     * (that pass records its answer, or a pass after its window fails it as possibly sent).
+     */
+    held?: boolean;
+  };
 
 /**
  * Hands messages to their real providers, SEND_CONCURRENCY at a time (step 2 of deliver()). A
@@ -79,7 +91,7 @@ function failure(id: string, error: string, temporary: boolean): Outcome {
 /** Another pass holds the message: try again once its hand-over window is over. */
 function heldElsewhere(t: ToSend, waitMs: number): Outcome {
   const error = `Cannot send ${t.message.channel}: another pass is handing it to ${t.provider.name}`;
-  return { ok: false, id: t.message.id, error, temporary: true, invalidToken: false, retryAfterMs: waitMs };
+  return { ok: false, id: t.message.id, error, temporary: true, invalidToken: false, retryAfterMs: waitMs, held: true };
 }
 
 async function handOver(t: ToSend, handOverLog: HandOverLog): Promise<Outcome> {
