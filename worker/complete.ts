@@ -51,11 +51,6 @@ export async function deliveredCounts(
   return countStatuses([...await recordedStatuses(db, executionIds, batchNo), ...unrecorded]);
 }
 
-/** The recorded outcome of executions (optionally one batch), counted in Postgres. */
-export async function countRecorded(db: Db, executionIds: string[], batchNo?: number): Promise<Map<string, Counts>> {
-  return countStatuses(await recordedStatuses(db, executionIds, batchNo));
-}
-
 /** How many recorded messages of executions (optionally one batch) have each status. */
 async function recordedStatuses(db: Db, executionIds: string[], batchNo?: number) {
   const rows = await db<{ execution_id: string; status: FinalStatus; n: number }[]>`

@@ -93,16 +93,11 @@ export async function deliver(
     if (outcome.ok) {
       const event = outcomeOf(p, outcome.id, "sent", { provider_message_id: outcome.providerMessageId });
       // Recorded as soon as the provider answered (see handOverLog), or with the others now.
-      if (outcome.recorded) decided.push(event);
-      else {updates.push({
-          p,
-          status: "sent",
-          providerId: outcome.providerMessageId,
-          error: null,
-          cost,
-          refund: 0,
-          event,
-        });}
+      if (outcome.recorded) {
+        decided.push(event);
+      } else {
+        updates.push({ p, status: "sent", providerId: outcome.providerMessageId, error: null, cost, refund: 0, event });
+      }
       statuses.set(key, "sent");
       metrics.deliveries.inc({ channel: p.channel, outcome: "sent" });
       continue;

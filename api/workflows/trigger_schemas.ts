@@ -1,6 +1,5 @@
 import { z } from "@hono/zod-openapi";
-import { MAX_SEND_TAGS, MAX_TAG_LENGTH } from "../../shared/http/schemas.ts";
-import { RecordId } from "../../shared/http/schemas.ts";
+import { MAX_SEND_TAGS, MAX_TAG_LENGTH, RecordId } from "../../shared/http/schemas.ts";
 import { specMessage } from "../../shared/http/validation.ts";
 import { triggerAtField, withTriggerAtAliases } from "./schedule.ts";
 import { MAX_WORKFLOW_NAME } from "./schemas.ts";

@@ -20,12 +20,6 @@ export interface ApnsProviderOptions {
 const DEFAULT_BASE_URL = "https://api.push.apple.com";
 /** Apple refuses provider tokens older than an hour and refreshes more often than every 20 minutes. */
 const TOKEN_LIFETIME_MS = 50 * 60_000;
-/**
- * Only a 410 (`Unregistered`, `ExpiredToken`) says the device token will never work again. Apple
- * answers `BadDeviceToken` also for a valid token sent to the other environment (sandbox or
- * production) and `DeviceTokenNotForTopic` for a wrong bundle id: removing tokens on those would wipe
- * every iOS device of every team on the first send after a configuration mistake.
- */
 
 /**
  * Creates the push provider for iOS device tokens. Deno's fetch negotiates HTTP/2, which APNs
@@ -97,6 +91,12 @@ async function reasonOf(response: Response): Promise<string | undefined> {
   return body.reason;
 }
 
+/**
+ * A refusal of APNs. Only a 410 (`Unregistered`, `ExpiredToken`) says the device token will never work
+ * again: Apple answers `BadDeviceToken` also for a valid token sent to the other environment (sandbox
+ * or production) and `DeviceTokenNotForTopic` for a wrong bundle id, and removing tokens on those
+ * would wipe every iOS device of every team on the first send after a configuration mistake.
+ */
 function apnsError(status: number, reason: string | undefined): ProviderError {
   return new ProviderError(`Cannot send push: APNs answered ${status} ${reason ?? ""}`.trimEnd(), {
     temporary: status === 429 || status >= 500,

@@ -152,6 +152,10 @@ async function startAll(w: WorkerContext, starts: WorkflowStart[], options: { st
   await completeTriggers(w.deps, idle, notes.joined(idle));
 }
 
+/** Notes of a start's own contact and of a fan-out alike. */
+const SEGMENT_GONE = "The workflow's segment no longer exists";
+const NO_ACTIVE_STEP = "The workflow has no active step";
+
 /** Why each start's workflows passed its contact by (a start may run several workflows). */
 class Notes {
   readonly #reasons = new Map<string, Set<string>>();
@@ -250,7 +254,7 @@ async function createFor(
       else {
         options.notes?.add(
           c.run.trigger_id,
-          filter ? "The contact does not meet the workflow's conditions" : "The workflow's segment no longer exists",
+          filter ? "The contact does not meet the workflow's conditions" : SEGMENT_GONE,
         );
       }
     }
@@ -276,7 +280,7 @@ async function createFor(
   });
   const groups = new Map<string, { workflow_id: string; step_order: number; due: number; ids: string[] }>();
   for (const e of executions) {
-    if (created.has(e.id) && !e.first) options.notes?.add(e.trigger_id, "The workflow has no active step");
+    if (created.has(e.id) && !e.first) options.notes?.add(e.trigger_id, NO_ACTIVE_STEP);
     if (!created.has(e.id) || !e.first) continue;
     busy.add(e.trigger_id);
     const key = `${e.workflow_id}\0${e.first.step_order}\0${e.first.due}`;
@@ -367,7 +371,7 @@ export async function handleWorkflowFanout(w: WorkerContext, job: WorkflowFanout
 function fanoutNote(
   f: { workflow: Workflow; run: RunContext; tags: string[]; segmentFound: boolean; matched: boolean },
 ): string {
-  if (!f.segmentFound) return "The workflow's segment no longer exists";
+  if (!f.segmentFound) return SEGMENT_GONE;
   const { conditions } = f.workflow;
   const conditioned = (conditions.tags?.length ?? 0) > 0 || conditions.segment_id !== undefined;
   if (!f.matched) {
@@ -376,6 +380,6 @@ function fanoutNote(
     }
     return conditioned ? "No contact meets the workflow's conditions" : "The team has no contacts";
   }
-  if (!nextStep(f.run, f.workflow.steps, 0)) return "The workflow has no active step";
+  if (!nextStep(f.run, f.workflow.steps, 0)) return NO_ACTIVE_STEP;
   return "Every contact it found is within the workflow's cooldown";
 }
