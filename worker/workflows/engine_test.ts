@@ -369,6 +369,26 @@ dbTest("a tag or all start that reaches no one says why", async () => {
   assert.equal(again.note, "Every contact it found is within the workflow's cooldown");
 });
 
+dbTest("a start whose every step is switched off sends nothing and says why, for one contact or all", async () => {
+  const f = await fixture();
+  const wf = await createWorkflow(f, { steps: [step(1, "email", "welcome"), step(2, "sms", "reminder")] });
+  const contact = await f.contact({ custom_fields: { phone: "+14155550125" } });
+  const off = { "1": { is_active: false }, "2": { is_active: false } };
+  for (
+    const target of [{ recipient_type: "contact", contact_external_id: contact.external_id }, { recipient_type: "all" }]
+  ) {
+    const { answer, trigger } = await run(f, "/api/v1/workflows/send", {
+      workflow_id: wf.id,
+      ...target,
+      steps_override: off,
+    });
+    assert.equal(trigger.status, "completed", target.recipient_type);
+    assert.deepEqual(trigger.summary, { total_contacts: 0, sent: 0, failed: 0, filtered: 0 }, target.recipient_type);
+    assert.equal(trigger.note, "The workflow has no active step", target.recipient_type);
+    assert.equal((await outboxOf(f, answer.trigger_id)).length, 0);
+  }
+});
+
 dbTest("cooldown_minutes lets a contact start a workflow once per cooldown", async () => {
   const f = await fixture();
   await createWorkflow(f, {
