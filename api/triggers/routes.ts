@@ -58,6 +58,12 @@ export function triggersRoutes(deps: Deps) {
     }),
     async (c) => {
       const t = await load(c.get("team").id, c.req.valid("param").trigger_id);
+      if (t.flow_type !== "direct_channel") {
+        throw new NotFoundError(
+          "Trigger is not a direct trigger: see GET /api/v1/triggers/{trigger_id}/workflow",
+          "not_a_direct_trigger",
+        );
+      }
       return c.json({
         trigger_id: t.id,
         flow_type: t.flow_type,

@@ -183,31 +183,45 @@ dbTest("workflow starts need a secret key", async () => {
   assert.equal(res.status, 403);
 });
 
-dbTest("GET /triggers/{id}/workflow is 404 'Trigger not found' for an unknown or another team's trigger", async () => {
-  const { call, workflow, deps } = await startSetup();
-  const started = await call("POST", "/workflows/trigger", { workflow_id: workflow.id, recipient_type: "all" });
-  const other = await testTeam(deps);
-  for (
-    const [id, key] of [
-      [crypto.randomUUID(), undefined],
-      ["not-a-uuid", undefined],
-      [started.body.trigger_id, other.keys.live],
-    ] as const
-  ) {
-    const res = await call("GET", `/triggers/${id}/workflow`, undefined, key ? { "X-API-Key": key } : {});
-    assert.equal(res.status, 404);
-    assert.equal(res.body.message, "Trigger not found");
-  }
-  // A direct send's trigger exists, but is no workflow trigger: the answer says so.
-  const sms = await call("POST", "/messages/send", {
-    recipient_type: "direct_email",
-    direct_email: "a@example.com",
-    subject: "S",
-    content: "C",
-  });
-  assert.equal(sms.status, 201, JSON.stringify(sms.body));
-  const direct = await call("GET", `/triggers/${sms.body.trigger_id}/workflow`);
-  assert.equal(direct.status, 404);
-  assert.equal(direct.body.code, "not_a_workflow_trigger");
-  assert.equal(direct.body.message, "Trigger is not a workflow trigger: see GET /api/v1/triggers/{trigger_id}/direct");
-});
+dbTest(
+  "GET /triggers/{id}/workflow is 404 for an unknown or another team's trigger, and each view refuses the other kind",
+  async () => {
+    const { call, workflow, deps } = await startSetup();
+    const started = await call("POST", "/workflows/trigger", { workflow_id: workflow.id, recipient_type: "all" });
+    const other = await testTeam(deps);
+    for (
+      const [id, key] of [
+        [crypto.randomUUID(), undefined],
+        ["not-a-uuid", undefined],
+        [started.body.trigger_id, other.keys.live],
+      ] as const
+    ) {
+      const res = await call("GET", `/triggers/${id}/workflow`, undefined, key ? { "X-API-Key": key } : {});
+      assert.equal(res.status, 404);
+      assert.equal(res.body.message, "Trigger not found");
+    }
+    // A direct send's trigger exists, but is no workflow trigger: the answer says so.
+    const sms = await call("POST", "/messages/send", {
+      recipient_type: "direct_email",
+      direct_email: "a@example.com",
+      subject: "S",
+      content: "C",
+    });
+    assert.equal(sms.status, 201, JSON.stringify(sms.body));
+    const direct = await call("GET", `/triggers/${sms.body.trigger_id}/workflow`);
+    assert.equal(direct.status, 404);
+    assert.equal(direct.body.code, "not_a_workflow_trigger");
+    assert.equal(
+      direct.body.message,
+      "Trigger is not a workflow trigger: see GET /api/v1/triggers/{trigger_id}/direct",
+    );
+    // And the other way round: a workflow trigger has no direct view.
+    const workflowView = await call("GET", `/triggers/${started.body.trigger_id}/direct`);
+    assert.equal(workflowView.status, 404);
+    assert.equal(workflowView.body.code, "not_a_direct_trigger");
+    assert.equal(
+      workflowView.body.message,
+      "Trigger is not a direct trigger: see GET /api/v1/triggers/{trigger_id}/workflow",
+    );
+  },
+);
