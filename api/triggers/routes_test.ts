@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { MAX_ID_LENGTH } from "../../shared/http/schemas.ts";
-import { newUuidV7 } from "../../shared/sending/ids.ts";
+import { newSendSpec } from "../../shared/sending/accept.ts";
+import { newUuidV7, uuidV7Time } from "../../shared/sending/ids.ts";
 import { pendingSlot, sendKeys } from "../../shared/sending/keys.ts";
 import { testSendSpec } from "../../shared/sending/testing.ts";
 import { newTriggerRecord } from "../../shared/sending/trigger_record.ts";
@@ -103,6 +104,49 @@ dbTest("GET /triggers/{id} answers pending for a send the worker has not taken u
   assert.deepEqual(res.summary, { total_contacts: 0, sent: 0, failed: 0, filtered: 0 });
   const other = await sendingFixture();
   assert.equal((await other.get(`/api/v1/triggers/${id}`)).status, 404);
+});
+
+dbTest("an execution of a send the worker has not taken up yet is found by its id, pending", async () => {
+  const f = await sendingFixture();
+  const spec = newSendSpec({
+    team_id: f.team.id,
+    sandbox: true,
+    trigger_type: "multi_channel",
+    body: { recipient_type: "direct" },
+    recipient: { type: "direct", address: "+14155550123" },
+    contents: [
+      { channel: "email", template_key: "t", category: "transactional" },
+      { channel: "sms", template_key: "t", category: "transactional" },
+    ],
+    now: Date.now(),
+    at: undefined,
+  });
+  // Filed as the acceptor files it (no job: the shared runtime's workers would deliver it).
+  const slot = pendingSlot(uuidV7Time(spec.trigger_id)!);
+  await f.deps.kv.set(sendKeys.pendingPage(slot, spec.trigger_id), [newTriggerRecord(spec)]);
+  const direct = await (await f.get(`/api/v1/triggers/${spec.trigger_id}/direct`)).json();
+  for (const { id, content: { channel } } of spec.executions) {
+    const listed = direct.executions.find((e: { channel: string }) => e.channel === channel);
+    assert.equal(listed.execution.id, id);
+    const base = channel === "email" ? "/api/v1/messages" : `/api/v1/${channel}`;
+    const view = await f.get(`${base}/executions/${id}`);
+    assert.equal(view.status, 200, channel);
+    const execution = await view.json();
+    assert.deepEqual([execution.id, execution.trigger_id, execution.channel, execution.status], [
+      id,
+      spec.trigger_id,
+      channel,
+      "pending",
+    ]);
+    const jobs = await f.get(listed.jobs_endpoint);
+    assert.equal(jobs.status, 200, listed.jobs_endpoint);
+    assert.deepEqual((await jobs.json()).jobs, []);
+  }
+  // Not on another channel's view, nor for another team.
+  const email = spec.executions[0].id;
+  assert.equal((await f.get(`/api/v1/sms/executions/${email}`)).status, 404);
+  const other = await sendingFixture();
+  assert.equal((await other.get(`/api/v1/messages/executions/${email}`)).status, 404);
 });
 
 dbTest("a trigger or execution id over 255 characters in a path is 400; up to 255 it is 404", async () => {

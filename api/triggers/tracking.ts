@@ -8,6 +8,7 @@ import {
   countStatuses,
   finalStatus,
   findPendingRecord,
+  findPendingRecordOfExecution,
   liveCounts,
   type MessageStatus,
   type SendStatus,
@@ -229,10 +230,28 @@ export async function findExecution(
     from executions where id = ${id} and team_id = ${teamId}`;
   if (byId && (!channel || byId.channel === channel)) return (await withLiveCounts(deps, [viewOf(byId)]))[0];
   const trigger = await findTrigger(deps, teamId, id);
-  if (!trigger) return await stepExecution(deps, teamId, id, channel);
+  if (!trigger) {
+    return await pendingExecution(deps, teamId, id, channel) ?? await stepExecution(deps, teamId, id, channel);
+  }
   const wanted = channel ?? "email";
   return trigger.executions.find((e) => e.channel === wanted) ??
     (trigger.executions.length === 1 && !channel ? trigger.executions[0] : undefined);
+}
+
+/**
+ * An execution of a send the worker has not recorded in Postgres yet, found through the pending page
+ * of its trigger: shown as its trigger shows it now (pending, or running with its live counts).
+ */
+async function pendingExecution(
+  deps: Deps,
+  teamId: string,
+  id: string,
+  channel?: Channel,
+): Promise<ExecutionView | undefined> {
+  const record = await findPendingRecordOfExecution(deps.kv, id);
+  if (record?.team_id !== teamId) return undefined;
+  const execution = (await findTrigger(deps, teamId, record.id))?.executions.find((e) => e.id === id);
+  return execution && (!channel || execution.channel === channel) ? execution : undefined;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { newUlid, newUuidV7 } from "./ids.ts";
+import { newUlid, newUuidV7, uuidV7Time } from "./ids.ts";
 import { ContactFinder } from "../contacts/finder.ts";
 import type { ContactRow } from "../contacts/queries.ts";
 import type { Deps } from "../deps.ts";
@@ -97,14 +97,17 @@ export interface NewSend {
 
 /** A new send with fresh ids. */
 export function newSendSpec(send: NewSend): SendSpec {
+  const ids = newSendIds();
+  // An execution id carries its trigger's time: a pending execution is found in its trigger's pending page.
+  const filed = uuidV7Time(ids.trigger_id);
   return {
-    ...newSendIds(),
+    ...ids,
     team_id: send.team_id,
     sandbox: send.sandbox,
     trigger_type: send.trigger_type,
     recipient_type: send.body.recipient_type,
     recipient: send.recipient,
-    executions: send.contents.map((content) => ({ id: crypto.randomUUID(), content })),
+    executions: send.contents.map((content) => ({ id: newUuidV7(filed), content })),
     variables: send.variables ?? variablesOf(send.body.variables),
     metadata: send.body.metadata ?? {},
     campaign_name: send.body.campaign_name,

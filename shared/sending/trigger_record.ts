@@ -173,13 +173,25 @@ export async function liveCounts(kv: Deno.Kv, triggerId: string): Promise<Map<st
   return out;
 }
 
-/** The pending record of a trigger just accepted, from the pages of its time slot (see the Acceptor). */
-export async function findPendingRecord(kv: Deno.Kv, triggerId: string): Promise<TriggerRecord | undefined> {
-  const at = uuidV7Time(triggerId);
+/**
+ * The pending record of a trigger just accepted, from the pages of its time slot (see the Acceptor).
+ * `id` is the trigger's id, or with `holds` the id of one of its executions, made with the trigger's time.
+ */
+export async function findPendingRecord(
+  kv: Deno.Kv,
+  id: string,
+  holds: (record: TriggerRecord) => boolean = (r) => r.id === id,
+): Promise<TriggerRecord | undefined> {
+  const at = uuidV7Time(id);
   if (at === undefined) return undefined;
   for await (const page of kv.list<TriggerRecord[]>({ prefix: sendKeys.pendingSlot(pendingSlot(at)) })) {
-    const found = page.value.find((r) => r.id === triggerId);
+    const found = page.value.find(holds);
     if (found) return found;
   }
   return undefined;
+}
+
+/** The pending record of the trigger whose execution `executionId` is (see findPendingRecord). */
+export function findPendingRecordOfExecution(kv: Deno.Kv, executionId: string): Promise<TriggerRecord | undefined> {
+  return findPendingRecord(kv, executionId, (r) => r.executions.some((e) => e.id === executionId));
 }
