@@ -84,6 +84,11 @@ const ConfigSchema = z.object({
    */
   SEND_DEFER_RATE: int(1_000),
   SEND_DEFER_MAX_MS: int(10_000),
+  /**
+   * Promotional push to a tag, a segment or all goes out at most at this many contacts a second per
+   * team (its batches spread over time; transactional push is never held); 0 turns this off.
+   */
+  PUSH_PROMOTIONAL_RATE: int(1_000),
 });
 
 /** The parsed configuration. */

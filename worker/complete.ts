@@ -29,6 +29,8 @@ export interface DispatchState {
   batches: number;
   /** Every page has been enqueued. */
   done: boolean;
+  /** Promotional push: its batches are spread at the team's PUSH_PROMOTIONAL_RATE (worker/pace.ts). */
+  paced?: boolean;
 }
 
 /**

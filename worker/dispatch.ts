@@ -3,6 +3,7 @@ import { sendKeys } from "../shared/sending/keys.ts";
 import { type DispatchState, maybeCompleteExecution } from "./complete.ts";
 import type { WorkerContext } from "./context.ts";
 import type { DeliverBatchJob, DispatchJob } from "./jobs.ts";
+import { bookPromotionalBatches } from "./pace.ts";
 import { nextPageIds, PAGE_SIZE } from "./recipients.ts";
 
 /** Pages enqueued per KV commit. */
@@ -37,6 +38,14 @@ export async function handleDispatch(w: WorkerContext, job: DispatchJob): Promis
     }
     const next: DispatchState = { ...state, after, batches: state.batches + pages.length, done };
     const op = kv.atomic().check(entry).set(key, next);
+    const rate = w.deps.config.PUSH_PROMOTIONAL_RATE;
+    const delays = state.paced && rate > 0 && pages.length > 0
+      ? await bookPromotionalBatches(kv, op, state.team_id, pages.length, {
+        contactsPerBatch: PAGE_SIZE,
+        rate,
+        now: Date.now(),
+      })
+      : [];
     pages.forEach((page, i) => {
       const batch: DeliverBatchJob = {
         type: "deliver-batch",
@@ -50,13 +59,19 @@ export async function handleDispatch(w: WorkerContext, job: DispatchJob): Promis
         attempt: 0,
       };
       op.enqueue(batch, {
+        delay: delays[i],
         backoffSchedule: JOB_BACKOFF_MS,
         keysIfUndelivered: [sendKeys.undelivered(job.trigger_id, batch.id)],
       });
     });
     const res = await op.commit();
-    // Another dispatch of this execution moved on: it carries on from there.
-    if (!res.ok) return;
+    if (!res.ok) {
+      // Another dispatch of this execution moved on: it carries on from there. Else another
+      // promotional fan-out of the team booked first: book these pages again, after it.
+      const current = await kv.get<DispatchState>(key);
+      if (current.versionstamp !== entry.versionstamp) return;
+      continue;
+    }
     entry = { key: entry.key, value: next, versionstamp: res.versionstamp };
     state = next;
   }

@@ -4,6 +4,7 @@ import { sendKeys } from "../shared/sending/keys.ts";
 import { insertTriggers } from "../shared/sending/records.ts";
 import { testSendSpec } from "../shared/sending/testing.ts";
 import { newTriggerRecord, type TriggerRecord } from "../shared/sending/trigger_record.ts";
+import type { Deps } from "../shared/deps.ts";
 import { dbTest, testDeps, testTeam } from "../shared/testing.ts";
 import type { DispatchState } from "./complete.ts";
 import { createWorkerContext } from "./context.ts";
@@ -20,14 +21,7 @@ dbTest("dispatch pages a fan-out into batches of 500, once, and the batches comp
   const deps = { ...shared, kv };
   const w = createWorkerContext(deps);
   const { team } = await testTeam(deps);
-  const rows = Array.from({ length: 1_234 }, (_, i) => ({
-    team_id: team.id,
-    external_id: `d-${i}`,
-    email: `d${i}.${crypto.randomUUID().slice(0, 6)}@example.com`,
-    tags: i % 2 === 0 ? ["even", "all"] : ["all"],
-    custom_fields: asJson({}),
-  }));
-  for (let i = 0; i < rows.length; i += 500) await deps.sql`insert into contacts ${deps.sql(rows.slice(i, i + 500))}`;
+  await insertContacts(deps, team.id, 1_234);
   const spec = testSendSpec(team.id, {
     trigger_type: "email",
     recipient_type: "tag",
@@ -71,5 +65,60 @@ dbTest("dispatch pages a fan-out into batches of 500, once, and the batches comp
   assert.deepEqual({ ...row }, { status: "completed", total_contacts: 1_234, sent: 1_234 });
   const [{ n }] = await deps.sql`select count(*)::int as n from outbox where trigger_id = ${spec.trigger_id}`;
   assert.equal(n, 1_234);
+  kv.close();
+});
+
+/** `n` contacts of the team, all tagged "all" (the even ones "even" too), inserted in pages. */
+async function insertContacts(deps: Deps, teamId: string, n: number): Promise<void> {
+  const rows = Array.from({ length: n }, (_, i) => ({
+    team_id: teamId,
+    external_id: `d-${i}`,
+    email: `d${i}.${crypto.randomUUID().slice(0, 6)}@example.com`,
+    tags: i % 2 === 0 ? ["even", "all"] : ["all"],
+    custom_fields: asJson({}),
+  }));
+  for (let i = 0; i < rows.length; i += 500) await deps.sql`insert into contacts ${deps.sql(rows.slice(i, i + 500))}`;
+}
+
+dbTest("promotional push fan-outs of a team share its rate: their batches come due one spacing apart", async () => {
+  // 5,000 contacts a second: a batch of 500 every 100 ms, across both sends.
+  const shared = await testDeps({ PUSH_PROMOTIONAL_RATE: 5_000 });
+  const kv = await Deno.openKv(":memory:");
+  const arrivals: { job: DeliverBatchJob; at: number }[] = [];
+  kv.listenQueue((m) => {
+    arrivals.push({ job: m as DeliverBatchJob, at: Date.now() });
+  });
+  const deps = { ...shared, kv };
+  const w = createWorkerContext(deps);
+  const { team } = await testTeam(deps);
+  await insertContacts(deps, team.id, 1_234);
+  const state: DispatchState = {
+    team_id: team.id,
+    filter: { tags_all: ["all"] },
+    after: null,
+    batches: 0,
+    done: false,
+    paced: true,
+  };
+  const dispatches = ["a", "b"].map((id): DispatchJob => ({
+    type: "dispatch",
+    id,
+    trigger_id: crypto.randomUUID(),
+    execution_id: crypto.randomUUID(),
+  }));
+  for (const d of dispatches) await kv.set(sendKeys.dispatch(d.execution_id), state);
+  const started = Date.now();
+  await Promise.all(dispatches.map((d) => runJob(w, d)));
+  for (let i = 0; i < 300 && arrivals.length < 6; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(arrivals.length, 6);
+  for (const d of dispatches) {
+    const own = arrivals.filter((a) => a.job.execution_id === d.execution_id).map((a) => a.job.batch_no);
+    assert.deepEqual(own, [0, 1, 2]);
+  }
+  // The k-th batch of the team comes due no earlier than k spacings after the first was booked.
+  arrivals.forEach((a, k) =>
+    assert.ok(a.at - started >= k * 100 - 2, `batch ${k} came due after ${a.at - started} ms`)
+  );
+  assert.ok((await kv.get(sendKeys.pushPace(team.id))).value);
   kv.close();
 });

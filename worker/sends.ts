@@ -204,6 +204,7 @@ async function startFanOut(w: WorkerContext, spec: SendSpec, startedAt: number):
       after: null,
       batches: 0,
       done: !filter,
+      paced: execution.content.channel === "push" && execution.content.category === "promotional",
     };
     const job: DispatchJob = {
       type: "dispatch",

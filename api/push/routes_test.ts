@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { upsertSegment } from "../../shared/segments.ts";
+import { sendKeys } from "../../shared/sending/keys.ts";
 import { dbTest } from "../../shared/testing.ts";
 import { sendingFixture } from "../../worker/testing.ts";
 
@@ -47,7 +48,7 @@ dbTest("POST /push/send to a contact goes to each of its devices, from a templat
   }
 });
 
-dbTest("POST /push/send to a segment filters promotional pushes by preference", async () => {
+dbTest("POST /push/send to a segment filters promotional pushes by preference, and paces them", async () => {
   const f = await sendingFixture();
   const a = await f.contact({ tags: ["beta"] });
   const b = await f.contact({ tags: ["beta"] });
@@ -56,15 +57,20 @@ dbTest("POST /push/send to a segment filters promotional pushes by preference", 
   await f.deps
     .sql`update contacts set preferences = jsonb_set(preferences, '{push,promotional}', 'true') where id = ${a.id}`;
   await upsertSegment(f.deps.sql, f.team.id, "beta-users", { name: "Beta", filter: { tags_any: ["beta"] } });
-  const res = await f.post("/api/v1/push/send", {
-    recipient_type: "segment",
-    segment_id: "beta-users",
-    title: "Try it",
-    body: "New feature",
-    message_category: "promotional",
-  });
-  const { trigger } = await f.finished(res);
+  const send = (message_category: string) =>
+    f.post("/api/v1/push/send", {
+      recipient_type: "segment",
+      segment_id: "beta-users",
+      title: "Try it",
+      body: "New feature",
+      message_category,
+    });
+  // Transactional push is never held back; promotional books its batches at the team's rate.
+  assert.equal((await f.finished(await send("transactional"))).trigger.summary.sent, 2);
+  assert.equal((await f.deps.kv.get(sendKeys.pushPace(f.team.id))).value, null);
+  const { trigger } = await f.finished(await send("promotional"));
   assert.deepEqual(trigger.summary, { total_contacts: 2, sent: 1, failed: 0, filtered: 1 });
+  assert.equal(typeof (await f.deps.kv.get(sendKeys.pushPace(f.team.id))).value, "number");
 });
 
 dbTest("POST /push/send with scheduled_at answers scheduled_for and delay_ms", async () => {

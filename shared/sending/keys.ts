@@ -30,6 +30,8 @@ export const sendKeys = {
   batchDone: (executionId: string, batchNo: number) => ["send_batch_done", executionId, batchNo] as const,
   /** How far the fan-out of an execution has got: cursor, batches enqueued, finished or not. */
   dispatch: (executionId: string) => ["send_dispatch", executionId] as const,
+  /** Until when (ms since the epoch) a team's promotional push fan-outs have booked their batches (worker/pace.ts). */
+  pushPace: (teamId: string) => ["send_push_pace", teamId] as const,
   /** Jobs of a trigger that the queue gave up on after its retries. */
   undelivered: (triggerId: string, jobId: string) => ["send_undelivered", triggerId, jobId] as const,
   /** Prefix of a trigger's undelivered jobs. */
