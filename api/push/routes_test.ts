@@ -114,6 +114,14 @@ dbTest("POST /push/send answers the errors of the specification", async () => {
   assert.equal(noTokens.body.message, "No valid push tokens for the selected recipients");
   const noTaggedTokens = await send({ recipient_type: "tag", tag: ["none"], title: "T", body: "B" });
   assert.equal(noTaggedTokens.body.message, "No valid push tokens for the selected recipients");
+  // `all` targets active contacts: a team whose only device is an inactive contact's has none.
+  const away = await f.contact({ tags: ["away"], is_active: false });
+  await f.device(away.id, ANDROID);
+  for (const target of [{ recipient_type: "all" }, { recipient_type: "tag", tag: ["away"] }]) {
+    const inactiveOnly = await send({ ...target, title: "T", body: "B" });
+    assert.equal(inactiveOnly.status, 400, target.recipient_type);
+    assert.equal(inactiveOnly.body.message, "No valid push tokens for the selected recipients");
+  }
   const ghost = await send({ recipient_type: "contact", contact_external_id: "ghost", title: "T", body: "B" });
   assert.equal(ghost.status, 404);
   assert.equal(ghost.body.message, "Contact with external_id 'ghost' not found");
