@@ -33,13 +33,7 @@ dbTest("dispatch pages a fan-out into batches of 500, once, and the batches comp
   });
   const executionId = spec.executions[0].id;
   await insertTriggers(deps.sql, [spec], "processing", Date.now());
-  const state: DispatchState = {
-    team_id: team.id,
-    filter: { tags_all: ["all"] },
-    after: null,
-    batches: 0,
-    done: false,
-  };
+  const state = freshState(team.id);
   await kv.atomic().set(sendKeys.trigger(spec.trigger_id), newTriggerRecord(spec)).set(
     sendKeys.dispatch(executionId),
     state,
@@ -68,6 +62,11 @@ dbTest("dispatch pages a fan-out into batches of 500, once, and the batches comp
   kv.close();
 });
 
+/** The dispatch state of a fan-out to the team's contacts tagged "all", not started yet. */
+function freshState(teamId: string, extra: Partial<DispatchState> = {}): DispatchState {
+  return { team_id: teamId, filter: { tags_all: ["all"] }, after: null, batches: 0, done: false, ...extra };
+}
+
 /** `n` contacts of the team, all tagged "all" (the even ones "even" too), inserted in pages. */
 async function insertContacts(deps: Deps, teamId: string, n: number): Promise<void> {
   const rows = Array.from({ length: n }, (_, i) => ({
@@ -92,14 +91,7 @@ dbTest("promotional push fan-outs of a team share its rate: their batches come d
   const w = createWorkerContext(deps);
   const { team } = await testTeam(deps);
   await insertContacts(deps, team.id, 1_234);
-  const state: DispatchState = {
-    team_id: team.id,
-    filter: { tags_all: ["all"] },
-    after: null,
-    batches: 0,
-    done: false,
-    paced: true,
-  };
+  const state = freshState(team.id, { paced: true });
   const dispatches = ["a", "b"].map((id): DispatchJob => ({
     type: "dispatch",
     id,

@@ -5,7 +5,7 @@ import { newRouter } from "../../shared/http/app.ts";
 import { errors } from "../messages/schemas.ts";
 import { jsonResponse } from "../../shared/http/schemas.ts";
 import { DirectTrigger, Trigger, TriggerParams } from "./schemas.ts";
-import { findTrigger, jobsEndpoint, type TriggerView } from "./tracking.ts";
+import { findTrigger, jobsEndpoint, notOfKind, type TriggerView } from "./tracking.ts";
 
 const tags = ["Triggers"];
 
@@ -58,12 +58,7 @@ export function triggersRoutes(deps: Deps) {
     }),
     async (c) => {
       const t = await load(c.get("team").id, c.req.valid("param").trigger_id);
-      if (t.flow_type !== "direct_channel") {
-        throw new NotFoundError(
-          "Trigger is not a direct trigger: see GET /api/v1/triggers/{trigger_id}/workflow",
-          "not_a_direct_trigger",
-        );
-      }
+      if (t.flow_type !== "direct_channel") throw notOfKind("direct");
       return c.json({
         trigger_id: t.id,
         flow_type: t.flow_type,

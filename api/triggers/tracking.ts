@@ -1,3 +1,4 @@
+import { NotFoundError } from "../../shared/errors.ts";
 import type { Deps } from "../../shared/deps.ts";
 import type { Db } from "../../shared/db.ts";
 import type { Channel } from "../../shared/providers/types.ts";
@@ -93,6 +94,15 @@ function withCounts(
 /** The path of a trigger's detail view. */
 export function detailsEndpoint(triggerId: string, flowType: string): string {
   return flowType === "workflow" ? `/api/v1/triggers/${triggerId}/workflow` : `/api/v1/triggers/${triggerId}/direct`;
+}
+
+/** 404 for a trigger asked for the details view of the other kind: the answer names the view it has. */
+export function notOfKind(asked: "direct" | "workflow"): NotFoundError {
+  const other = asked === "direct" ? "workflow" : "direct";
+  return new NotFoundError(
+    `Trigger is not a ${asked} trigger: see GET /api/v1/triggers/{trigger_id}/${other}`,
+    `not_a_${asked}_trigger`,
+  );
 }
 
 /** The path of an execution's per-recipient list. */

@@ -208,20 +208,20 @@ dbTest(
       content: "C",
     });
     assert.equal(sms.status, 201, JSON.stringify(sms.body));
-    const direct = await call("GET", `/triggers/${sms.body.trigger_id}/workflow`);
-    assert.equal(direct.status, 404);
-    assert.equal(direct.body.code, "not_a_workflow_trigger");
-    assert.equal(
-      direct.body.message,
-      "Trigger is not a workflow trigger: see GET /api/v1/triggers/{trigger_id}/direct",
-    );
     // And the other way round: a workflow trigger has no direct view.
-    const workflowView = await call("GET", `/triggers/${started.body.trigger_id}/direct`);
-    assert.equal(workflowView.status, 404);
-    assert.equal(workflowView.body.code, "not_a_direct_trigger");
-    assert.equal(
-      workflowView.body.message,
-      "Trigger is not a direct trigger: see GET /api/v1/triggers/{trigger_id}/workflow",
-    );
+    for (
+      const [id, asked, other] of [
+        [sms.body.trigger_id, "workflow", "direct"],
+        [started.body.trigger_id, "direct", "workflow"],
+      ]
+    ) {
+      const res = await call("GET", `/triggers/${id}/${asked}`);
+      assert.equal(res.status, 404, asked);
+      assert.equal(res.body.code, `not_a_${asked}_trigger`);
+      assert.equal(
+        res.body.message,
+        `Trigger is not a ${asked} trigger: see GET /api/v1/triggers/{trigger_id}/${other}`,
+      );
+    }
   },
 );

@@ -6,7 +6,7 @@ import { newRouter } from "../../shared/http/app.ts";
 import { RecordId } from "../../shared/http/schemas.ts";
 import { sendKeys } from "../../shared/sending/keys.ts";
 import { findPendingRecord, type TriggerRecord } from "../../shared/sending/trigger_record.ts";
-import { findTrigger } from "../triggers/tracking.ts";
+import { findTrigger, notOfKind } from "../triggers/tracking.ts";
 import type { WorkflowStart } from "../../shared/workflows/start.ts";
 import { iso } from "./queries.ts";
 
@@ -107,12 +107,7 @@ export function triggerWorkflowRoutes(deps: Deps) {
       const { trigger_id } = c.req.valid("param");
       const trigger = await findTrigger(deps, c.get("team").id, trigger_id);
       if (!trigger) throw new NotFoundError("Trigger not found", "trigger_not_found");
-      if (trigger.flow_type !== "workflow") {
-        throw new NotFoundError(
-          "Trigger is not a workflow trigger: see GET /api/v1/triggers/{trigger_id}/direct",
-          "not_a_workflow_trigger",
-        );
-      }
+      if (trigger.flow_type !== "workflow") throw notOfKind("workflow");
       const q = c.req.valid("query");
       const [workflows, executions] = await Promise.all([
         workflowsOf(deps, c.get("team").id, trigger.id),
