@@ -5,7 +5,7 @@ import { AppError, reasonPhrase, shapeA, shapeB } from "../errors.ts";
 import { log, logs } from "../log.ts";
 import { recordRequest } from "../metrics.ts";
 import type { AppEnv } from "./env.ts";
-import { bodyRefusal, protoKeyRefusal, UNSTORABLE_TEXT, validationError } from "./validation.ts";
+import { bodyRefusal, protoKeyRefusalOfText, UNSTORABLE_TEXT, validationError } from "./validation.ts";
 
 /** Largest request body accepted (1 MiB). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -16,10 +16,10 @@ export function newRouter(): OpenAPIHono<AppEnv> {
     defaultHook: async (result, c) => {
       if (!result.success) throw validationError(result.error, (result as { data?: unknown }).data);
       if (result.target !== "json") return;
-      // The body as parsed (Hono keeps it): the validated one has lost any `__proto__` key. A body the
-      // validator did not parse (none, on a route where it is optional) has nothing to check.
-      const parsed = await c.req.json().catch(() => undefined);
-      const refusal = protoKeyRefusal(parsed) ?? bodyRefusal(result.data);
+      // The body's text (Hono keeps it): the validated body has lost any `__proto__` key. A body the
+      // validator did not read (none, on a route where it is optional) has nothing to check.
+      const text = await c.req.text().catch(() => "");
+      const refusal = protoKeyRefusalOfText(text) ?? bodyRefusal(result.data);
       if (refusal) throw refusal;
     },
   });

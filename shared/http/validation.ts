@@ -37,6 +37,22 @@ export function isStorableText(text: string): boolean {
 export const PROTO_KEY = 'Object keys must not be "__proto__"';
 
 /**
+ * protoKeyRefusal of a body's JSON text, parsed again only when it can hold such a key: it spells
+ * `__proto__` out, or it has a `\u` escape (`"\u005f_proto__"` parses to the same key; no other
+ * escape yields a letter or `_`). Nearly every body has neither, and is not parsed a second time.
+ */
+export function protoKeyRefusalOfText(text: string): ValidationError | undefined {
+  if (!text.includes("__proto__") && !text.includes("\\u")) return undefined;
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  return protoKeyRefusal(body);
+}
+
+/**
  * 400 PROTO_KEY (`invalid_key`) when `body` (as parsed, before validation: validation is what drops
  * the key) has an object key `__proto__` at any depth, else undefined. Its own walk, with its own stack:
  * bodyRefusal walks the validated body, which no longer has it.

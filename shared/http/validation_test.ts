@@ -6,6 +6,7 @@ import {
   MAX_BODY_DEPTH,
   PROTO_KEY,
   protoKeyRefusal,
+  protoKeyRefusalOfText,
   UNSTORABLE_TEXT,
   validationError,
 } from "./validation.ts";
@@ -82,6 +83,16 @@ Deno.test("protoKeyRefusal() refuses a key __proto__ at any depth, which copying
     assert.equal(refusal?.status, 400, text);
     assert.equal(refusal?.code, "invalid_key");
     assert.equal(refusal?.body, PROTO_KEY);
+  }
+});
+
+Deno.test("protoKeyRefusalOfText() finds a __proto__ key however it is spelt, and passes any other text", () => {
+  const texts = ['{"__proto__": 1}', '{"a": [{"\\u005f_proto__": 2}]}', '{"x": {"__pro\\u0074o__": {}}}'];
+  for (const text of texts) {
+    assert.equal(protoKeyRefusalOfText(text)?.code, "invalid_key", text);
+  }
+  for (const text of ['{"name": "__proto__"}', '{"a": "\\u00e9t\\u00e9"}', '{"proto": 1}', "", "{not json"]) {
+    assert.equal(protoKeyRefusalOfText(text), undefined, text);
   }
 });
 
