@@ -1,6 +1,6 @@
 /** Push to iOS devices through Apple Push Notification service, token-based auth over fetch. */
 import { importPKCS8, SignJWT } from "jose";
-import { type OutboundMessage, type Provider, ProviderError, type SendResult } from "./types.ts";
+import { type OutboundMessage, type Provider, ProviderError, retryAfterMs, type SendResult } from "./types.ts";
 
 /** Options of {@linkcode createApnsProvider}. */
 export interface ApnsProviderOptions {
@@ -63,11 +63,11 @@ export function createApnsProvider(options: ApnsProviderOptions): Provider {
       let response = await post(message, apnsId, token);
       if (response.status === 403) {
         const reason = await reasonOf(response);
-        if (reason !== "ExpiredProviderToken") throw apnsError(response.status, reason);
+        if (reason !== "ExpiredProviderToken") throw apnsError(response, reason);
         // Our cached provider token outlived Apple's clock: one new one for every send that met it.
         response = await post(message, apnsId, await providerToken.renew(token));
       }
-      if (!response.ok) throw apnsError(response.status, await reasonOf(response));
+      if (!response.ok) throw apnsError(response, await reasonOf(response));
       await response.body?.cancel();
       return { providerMessageId: response.headers.get("apns-id") ?? apnsId };
     },
@@ -97,11 +97,15 @@ async function reasonOf(response: Response): Promise<string | undefined> {
  * or production) and `DeviceTokenNotForTopic` for a wrong bundle id, and removing tokens on those
  * would wipe every iOS device of every team on the first send after a configuration mistake.
  */
-function apnsError(status: number, reason: string | undefined): ProviderError {
+function apnsError(response: Response, reason: string | undefined): ProviderError {
+  const status = response.status;
+  const temporary = status === 429 || status >= 500;
   return new ProviderError(`Cannot send push: APNs answered ${status} ${reason ?? ""}`.trimEnd(), {
-    temporary: status === 429 || status >= 500,
+    temporary,
     invalidToken: status === 410,
     providerCode: reason,
+    // Apple documents none, but a proxy or load balancer in front of it may say when to come back.
+    retryAfterMs: temporary ? retryAfterMs(response.headers.get("retry-after")) : undefined,
   });
 }
 

@@ -149,15 +149,16 @@ Deno.test("apns provider reports throttling and outages as temporary", async () 
   const down = randomIosPush();
   const { server, provider } = setup({
     [throttled.to]: { status: 429, reason: "TooManyRequests" },
-    [down.to]: { status: 503, reason: "ServiceUnavailable" },
+    [down.to]: { status: 503, reason: "ServiceUnavailable", retryAfter: "30" },
   });
   await using _ = server;
 
-  for (const message of [throttled, down]) {
+  for (const [message, retryAfterMs] of [[throttled, undefined], [down, 30_000]] as const) {
     const error = await provider.send(message).catch((e) => e);
     assert.ok(error instanceof ProviderError);
     assert.equal(error.temporary, true, error.message);
     assert.equal(error.invalidToken, false);
+    assert.equal(error.retryAfterMs, retryAfterMs, "a Retry-After, when there is one, is the retry's delay");
   }
 });
 

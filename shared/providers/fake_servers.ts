@@ -68,6 +68,8 @@ export interface ResendErrorBody {
   message: string;
   /** Sent as the Retry-After header (not in the body), as Resend does on a 429. */
   retryAfter?: string;
+  /** Leave `statusCode` out of the body: a proxy's or gateway's answer in front of the API. */
+  statusOnlyInHeader?: boolean;
 }
 
 /**
@@ -101,8 +103,9 @@ export function startFakeResend(
     const recipients = Array.isArray(email.to) ? email.to : [email.to!];
     const error = recipients.map((to) => options.errors?.[to]).find(Boolean);
     if (error) {
-      const { retryAfter, ...body } = error;
-      return json(error.statusCode, body, retryAfter ? { "retry-after": retryAfter } : {});
+      const { retryAfter, statusOnlyInHeader, statusCode, ...rest } = error;
+      const body = statusOnlyInHeader ? rest : { statusCode, ...rest };
+      return json(statusCode, body, retryAfter ? { "retry-after": retryAfter } : {});
     }
     await options.hold?.();
     return json(200, { id: crypto.randomUUID() });
@@ -284,6 +287,8 @@ export function startFakeFcm(
 export interface ApnsErrorSpec {
   status: number;
   reason: string;
+  /** Sent as a Retry-After header (Apple documents none; a proxy in front of it may send one). */
+  retryAfter?: string;
 }
 
 /** A fake APNs, and what it knows of provider tokens. */
@@ -311,11 +316,11 @@ export function startFakeApns(
 ): FakeApns {
   const providerTokens: string[] = [];
   const expired = new Set<string>();
-  const apnsError = (status: number, reason: string, apnsId: string) =>
+  const apnsError = (status: number, reason: string, apnsId: string, retryAfter?: string) =>
     json(
       status,
       status === 410 ? { reason, timestamp: Date.now() } : { reason },
-      { "apns-id": apnsId },
+      retryAfter ? { "apns-id": apnsId, "retry-after": retryAfter } : { "apns-id": apnsId },
     );
   const fake = serveFake(async (request) => {
     const apnsId = request.headers.get("apns-id") ?? crypto.randomUUID().toUpperCase();
@@ -347,7 +352,7 @@ export function startFakeApns(
     }
     const token = match[1];
     const error = options.errors?.[token];
-    if (error) return apnsError(error.status, error.reason, apnsId);
+    if (error) return apnsError(error.status, error.reason, apnsId, error.retryAfter);
     if (!/^[0-9a-f]{64}$/i.test(token)) return apnsError(400, "BadDeviceToken", apnsId);
     return new Response(null, { status: 200, headers: { "apns-id": apnsId } });
   });

@@ -47,12 +47,15 @@ export function createResendProvider(options: ResendProviderOptions): Provider {
         throw new ProviderError(`Cannot send email: Resend did not answer within ${timeoutMs} ms`, { temporary: true });
       }
       if (error) {
-        // statusCode is null when the request never got an answer (network failure).
-        const status = error.statusCode;
+        // statusCode is null when the request never got an answer (network failure), and missing when
+        // the answer's JSON body does not carry it (the SDK copies it from the body, not the response:
+        // a gateway's 502 or 503 in front of the API). Either way the cause is not the message, and
+        // the idempotency key makes a retry safe.
+        const status = error.statusCode as number | null | undefined;
         // A 409 concurrent_idempotent_requests means the same message is still being sent: retry. A
         // 429 is a rate limit, except a spent daily or monthly quota, which no retry of ours outlasts.
-        const temporary = status === null || (status === 429 && !QUOTA_SPENT.has(error.name)) || status >= 500 ||
-          error.name === "concurrent_idempotent_requests";
+        const temporary = typeof status !== "number" || (status === 429 && !QUOTA_SPENT.has(error.name)) ||
+          status >= 500 || error.name === "concurrent_idempotent_requests";
         throw new ProviderError(`Cannot send email: ${error.message}`, {
           temporary,
           providerCode: error.name,

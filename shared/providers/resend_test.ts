@@ -103,9 +103,11 @@ Deno.test("resend provider reports rate limiting and server errors as temporary"
   const limited = randomEmail();
   const broken = randomEmail();
   const racing = randomEmail();
+  const gateway = randomEmail();
   await using server = startFakeResend({
     apiKey,
     errors: {
+      [gateway.to]: { statusCode: 503, name: "service_unavailable", message: "upstream", statusOnlyInHeader: true },
       [racing.to]: {
         statusCode: 409,
         name: "concurrent_idempotent_requests",
@@ -125,12 +127,12 @@ Deno.test("resend provider reports rate limiting and server errors as temporary"
   });
   const provider = createResendProvider({ apiKey, baseUrl: server.url });
 
-  for (const message of [limited, broken, racing]) {
+  for (const message of [limited, broken, racing, gateway]) {
     const error = await provider.send(message).catch((e) => e);
     assert.ok(error instanceof ProviderError);
     assert.equal(error.temporary, true, error.message);
   }
-  assert.equal(server.requests.length, 3);
+  assert.equal(server.requests.length, 4);
 });
 
 Deno.test("resend provider fails a message for good when the daily or monthly quota is spent", async () => {
