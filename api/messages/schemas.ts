@@ -29,11 +29,11 @@ export const Json = z.record(z.string(), z.unknown());
 /** Template variables: an object (`{{name}}`), or a list for WhatsApp's `{{1}}`, `{{2}}`. */
 export const Variables = z.union([z.record(z.string(), z.unknown()), z.array(z.unknown())]);
 
-/** trigger_at, triggerAt and scheduled_at: every schedulable send takes all three. */
+/** trigger_at, triggerAt and scheduled_at: every schedulable send takes all three; null is "now". */
 export const ScheduleFields = {
-  trigger_at: z.string().optional().openapi({ description: "ISO 8601 UTC; schedules the send" }),
-  triggerAt: z.string().optional().openapi({ description: "Alias of trigger_at" }),
-  scheduled_at: z.string().optional().openapi({ description: "Alias of trigger_at" }),
+  trigger_at: z.string().nullish().openapi({ description: "ISO 8601 UTC; schedules the send" }),
+  triggerAt: z.string().nullish().openapi({ description: "Alias of trigger_at" }),
+  scheduled_at: z.string().nullish().openapi({ description: "Alias of trigger_at" }),
 };
 
 /** The asynchronous send body (201). */

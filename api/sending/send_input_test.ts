@@ -341,3 +341,57 @@ dbTest("send fields naming a record are bounded: longer is a 400, and a 404 show
   });
   assert.deepEqual(event.body.message, [`user_info.contact_external_id must be at most ${MAX_ID_LENGTH} characters`]);
 });
+
+dbTest(
+  "every schedulable send reads trigger_at, triggerAt and scheduled_at alike: null is now; empty, malformed or past is a 400",
+  async () => {
+    const { send, workflow } = await sendSetup();
+    const past = new Date(Date.now() - 60_000).toISOString();
+    for (const { path, status, body } of sendBodies(workflow.id)) {
+      // The sends name the field given; the event and workflow starts take the aliases as trigger_at.
+      const startsWorkflow = path.startsWith("/events") || path.startsWith("/workflows");
+      for (const field of ["trigger_at", "triggerAt", "scheduled_at"]) {
+        const now = await send(path, { ...body, [field]: null });
+        assert.equal(now.status, status, `${path} ${field}: null: ${JSON.stringify(now.body)}`);
+        assert.equal(now.body.scheduled_for, undefined, `${path} ${field}: null is no schedule`);
+        const named = startsWorkflow ? "trigger_at" : field;
+        for (
+          const [value, message, code] of [
+            ["", `Invalid ${named} format`, "invalid_format"],
+            ["next tuesday", `Invalid ${named} format`, "invalid_format"],
+            [past, `${named} must be a future date`, "invalid_value"],
+          ]
+        ) {
+          const res = await send(path, { ...body, [field]: value });
+          const what = `${path} ${field}: ${JSON.stringify(value)}: ${JSON.stringify(res.body)}`;
+          assert.equal(res.status, 400, what);
+          assert.equal(res.body.message, message, what);
+          assert.equal(res.body.code, code, what);
+          assert.deepEqual(res.body.details, { field: named, code }, what);
+        }
+      }
+    }
+  },
+);
+
+dbTest(
+  "every send endpoint refuses a missing or unknown key, a publishable key and another team's X-Team-ID",
+  async () => {
+    const { call, keys, team, workflow } = await sendSetup();
+    for (const { path, body } of sendBodies(workflow.id)) {
+      const refusals: [headers: Record<string, string>, status: number, message: string][] = [
+        [{ "X-API-Key": "" }, 401, "Missing API key"],
+        [{ "X-API-Key": `${keys.live}x` }, 401, "Invalid API key"],
+        [{ "X-API-Key": keys.live, "X-Team-ID": crypto.randomUUID() }, 401, "Invalid team context"],
+      ];
+      // A publishable key may send events (from a browser or an app), and nothing else.
+      if (path !== "/events/send") refusals.push([{ "X-API-Key": keys.publishable }, 403, "Insufficient permissions"]);
+      for (const [headers, status, message] of refusals) {
+        const res = await call("POST", path, body, { "X-Team-ID": team.id, ...headers });
+        const what = `${path} ${JSON.stringify(headers)}: ${JSON.stringify(res.body)}`;
+        assert.equal(res.status, status, what);
+        assert.equal(res.body.message, message, what);
+      }
+    }
+  },
+);

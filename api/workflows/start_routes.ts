@@ -21,7 +21,7 @@ const json = <T>(schema: T) => ({ content: { "application/json": { schema } } })
 /** 400 'trigger_at must be a future date' unless `at` is after `now`. */
 export function ensureFuture(at: number | undefined, now: number): void {
   if (at !== undefined && at <= now) {
-    throw new ValidationError("trigger_at must be a future date", "invalid_trigger_at", {
+    throw new ValidationError("trigger_at must be a future date", "invalid_value", {
       details: { field: "trigger_at", code: "invalid_value" },
     });
   }

@@ -39,19 +39,20 @@ export function sendingService(deps: Deps): SendingService {
 
 /** The schedule fields a send may carry (the names differ between endpoints and clients). */
 export interface ScheduleFields {
-  trigger_at?: string;
-  triggerAt?: string;
-  scheduled_at?: string;
+  trigger_at?: string | null;
+  triggerAt?: string | null;
+  scheduled_at?: string | null;
 }
 
 /**
  * When a send is due: undefined for now, else ms since the epoch. Whichever of trigger_at,
- * triggerAt or scheduled_at is given is read (400 'Invalid <field> format' when it is no date,
- * '<field> must be a future date' when it is not in the future).
+ * triggerAt or scheduled_at is given (not null) is read: 400 'Invalid <field> format' when it is no
+ * date (the empty string too, as on the event send), '<field> must be a future date' when it is not
+ * in the future.
  */
 export function scheduledFor(body: ScheduleFields, now: number): number | undefined {
   const fields = ["trigger_at", "triggerAt", "scheduled_at"] as const;
-  const field = fields.find((f) => body[f] !== undefined && body[f] !== null && body[f] !== "");
+  const field = fields.find((f) => body[f] !== undefined && body[f] !== null);
   if (!field) return undefined;
   const text = body[field]!;
   const at = parseTimestamp(text);
