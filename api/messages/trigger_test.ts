@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { setDomainVerified } from "../../shared/identities.ts";
 import { dbTest } from "../../shared/testing.ts";
 import { sendingFixture } from "../../worker/testing.ts";
 
@@ -133,6 +134,38 @@ dbTest("POST /messages/trigger answers its errors", async () => {
   const noChannels = await send({ channels: [] });
   assert.equal(noChannels.status, 400);
 });
+
+dbTest(
+  "POST /messages/trigger refuses an SMS or WhatsApp template not approved, and a sender off the verified domains",
+  async () => {
+    const f = await sendingFixture();
+    await f.fund(1);
+    await f.contact({ external_id: "known", custom_fields: { phone: "+14155550123" } });
+    await f.template("email", "pending", { subject: "S", html: "H" });
+    await f.template("sms", "pending", { body: "Hi", status: "pending" });
+    await f.template("whatsapp", "pending", { body: "Hi {{1}}", category: "UTILITY", status: "rejected" });
+    const send = async (body: Record<string, unknown>) => {
+      const res = await f.post("/api/v1/messages/trigger", {
+        recipient_type: "contact",
+        contact_external_id: "known",
+        template_key: "pending",
+        ...body,
+      });
+      return { status: res.status, body: await res.json() };
+    };
+    for (const channels of [["email", "sms"], ["whatsapp"]]) {
+      const refused = await send({ channels });
+      assert.equal(refused.status, 400, JSON.stringify(refused.body));
+      assert.equal(refused.body.message, "Template 'pending' is not approved", channels.join());
+    }
+    const unverified = await send({ channels: ["email"], from_email: "billing@unverified.test" });
+    assert.equal(unverified.status, 400);
+    assert.equal(unverified.body.message, "Sender address billing@unverified.test is not on a verified domain");
+    await setDomainVerified(f.deps.sql, f.team.id, "verified.test", true);
+    const verified = await send({ channels: ["email"], from_email: "billing@verified.test" });
+    assert.equal(verified.status, 200, JSON.stringify(verified.body));
+  },
+);
 
 dbTest("POST /messages/trigger with trigger_at is scheduled", async () => {
   const f = await sendingFixture();
