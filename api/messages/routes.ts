@@ -19,6 +19,7 @@ export function messagesRoutes(deps: Deps) {
     summary: "Send an email to an address, a contact, a tag, a segment or all contacts",
     body: EmailSendBody,
     delayMs: false,
+    executionFields: true,
     async plan(body, team, service) {
       const { recipient } = await sendRecipient(deps, team.id, body, () => {
         if (!body.direct_email) throw required("direct_email");

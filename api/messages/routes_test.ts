@@ -117,6 +117,43 @@ dbTest("POST /messages/send answers its validation errors", async () => {
   assert.deepEqual(badType.body.message, ["recipient_type must be one of: direct_email, contact, tag, segment, all"]);
 });
 
+dbTest(
+  "POST /messages/send answers the alternative shape's fields too: its execution, status, recipients, time",
+  async () => {
+    const f = await sendingFixture();
+    await f.contact({ external_id: "t", tags: ["news"] });
+    const before = Date.now();
+    const direct = await f.post("/api/v1/messages/send", {
+      recipient_type: "direct_email",
+      direct_email: "ann@example.com",
+      subject: "S",
+      content: "C",
+    });
+    assert.equal(direct.status, 201);
+    const body = await direct.json();
+    assert.equal(body.status, "queued");
+    assert.equal(body.recipient_type, "direct_email");
+    assert.equal(body.estimated_recipients, 1);
+    assert.ok(Date.parse(body.created_at) >= before - 1 && Date.parse(body.created_at) <= Date.now(), body.created_at);
+    // The execution id answers on the email execution view, pending or done.
+    const execution = await (await f.get(`/api/v1/messages/executions/${body.execution_id}`)).json();
+    assert.equal(execution.id, body.execution_id);
+    assert.equal(execution.trigger_id, body.trigger_id);
+    await f.waitForTrigger(body.trigger_id);
+    const done = await (await f.get(`/api/v1/messages/executions/${body.execution_id}`)).json();
+    assert.deepEqual([done.status, done.sent_count], ["completed", 1]);
+
+    const tag = await (await f.post("/api/v1/messages/send", {
+      recipient_type: "tag",
+      tags: "news",
+      subject: "S",
+      content: "C",
+    })).json();
+    assert.deepEqual([tag.recipient_type, tag.estimated_recipients], ["tag", null], "a fan-out is counted as it runs");
+    await f.waitForTrigger(tag.trigger_id);
+  },
+);
+
 dbTest("POST /messages/send to a tag filters inactive, unsubscribed and opted-out contacts", async () => {
   const f = await sendingFixture();
   await f.contact({ external_id: "a", tags: ["news"], first_name: "A" });

@@ -44,6 +44,12 @@ export const AcceptedSend = z.object({
   message: z.string(),
   scheduled_for: timestamp.optional(),
   delay_ms: z.number().optional(),
+  // The specification's alternative email shape, on POST /messages/send.
+  execution_id: z.string().optional(),
+  status: z.literal("queued").optional(),
+  recipient_type: z.string().optional(),
+  estimated_recipients: z.number().nullable().optional(),
+  created_at: timestamp.optional(),
   data: z.object({ trigger_id: z.string(), job_id: z.string() }),
 }).openapi("AcceptedSend");
 

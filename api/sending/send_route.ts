@@ -51,6 +51,8 @@ export interface SendRoute<B extends SendFields> {
   body: z.ZodType<B>;
   /** Whether the 201 of a scheduled send shows `delay_ms`. */
   delayMs: boolean;
+  /** Whether the 201 also has the alternative email shape's fields (see acceptedBody). */
+  executionFields?: boolean;
   /** Checks of the body that come before the schedule is read. */
   check?: (body: B) => void;
   /** Validates the rest of the body (after the schedule) and decides the send. */
@@ -93,7 +95,7 @@ export function addSendRoute<B extends SendFields>(app: OpenAPIHono<AppEnv>, dep
       });
       if (send.cost && !spec.sandbox) await ensureAffordable(service, team.id, send.cost(spec.variables));
       await service.acceptor.accept(spec, now);
-      return c.json(acceptedBody(spec, now, { delayMs: route.delayMs }), 201);
+      return c.json(acceptedBody(spec, now, { delayMs: route.delayMs, execution: route.executionFields }), 201);
     },
   );
 }

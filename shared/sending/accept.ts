@@ -12,7 +12,7 @@ import { countryOfE164 } from "../phone.ts";
 import { findSegment } from "../segments.ts";
 import type { Template } from "../templates.ts";
 import { type RecipientInfo, renderContent } from "./render.ts";
-import type { Content, Recipient, SendSpec } from "./spec.ts";
+import { type Content, isSingleRecipient, type Recipient, type SendSpec } from "./spec.ts";
 import { parseTimestamp } from "../timestamps.ts";
 import { isEmail } from "../email.ts";
 
@@ -117,8 +117,13 @@ export function newSendSpec(send: NewSend): SendSpec {
   };
 }
 
-/** The asynchronous send body (201): `delay_ms` only where the channel shows it. */
-export function acceptedBody(spec: SendSpec, now: number, options: { delayMs: boolean }) {
+/**
+ * The asynchronous send body (201): `delay_ms` only where the channel shows it, and with `execution`
+ * the fields of the specification's alternative email shape too, so that a client written for either
+ * finds what it reads. `estimated_recipients` is 1 for one address or contact, null for a fan-out: its
+ * count is `total_contacts` of GET /triggers/{id} as the fan-out runs (a count here would scan them).
+ */
+export function acceptedBody(spec: SendSpec, now: number, options: { delayMs: boolean; execution?: boolean }) {
   const scheduled = spec.scheduled_for !== null;
   return {
     success: true as const,
@@ -127,6 +132,15 @@ export function acceptedBody(spec: SendSpec, now: number, options: { delayMs: bo
     message: scheduled ? "scheduled successfully" : "queued successfully",
     ...(scheduled ? { scheduled_for: new Date(spec.scheduled_for!).toISOString() } : {}),
     ...(scheduled && options.delayMs ? { delay_ms: Math.max(0, spec.scheduled_for! - now) } : {}),
+    ...(options.execution
+      ? {
+        execution_id: spec.executions[0].id,
+        status: "queued" as const,
+        recipient_type: spec.recipient_type,
+        estimated_recipients: isSingleRecipient(spec.recipient) ? 1 : null,
+        created_at: new Date(spec.created_at).toISOString(),
+      }
+      : {}),
     data: { trigger_id: spec.trigger_id, job_id: spec.job_id },
   };
 }
