@@ -15,7 +15,10 @@ export function templateVariables(t: Template): string[] {
   return [...new Set(names)];
 }
 
-/** Template look-up under /api/v1/templates (templates are managed in the dashboard / admin API). */
+/**
+ * Template look-up under /api/v1/templates (templates are managed in the dashboard / admin API): a
+ * key's templates, or a page of all of them (`page`, `limit` up to 500) with the total.
+ */
 export function templatesRoutes(deps: Deps) {
   const app = newRouter();
   app.openapi(
@@ -28,13 +31,16 @@ export function templatesRoutes(deps: Deps) {
       responses: { 200: jsonResponse(TemplateList, "The templates"), ...errors(400) },
     }),
     async (c) => {
-      const { template_key: key, channel } = c.req.valid("query");
+      const { template_key: key, channel, page, limit } = c.req.valid("query");
       const teamId = c.get("team").id;
+      const where = deps.sql`team_id = ${teamId}
+        ${key === undefined ? deps.sql`` : deps.sql`and key = ${key}`}
+        ${channel === undefined ? deps.sql`` : deps.sql`and channel = ${channel}`}`;
       const rows = await deps.sql<Template[]>`
-        select * from templates where team_id = ${teamId}
-          ${key === undefined ? deps.sql`` : deps.sql`and key = ${key}`}
-          ${channel === undefined ? deps.sql`` : deps.sql`and channel = ${channel}`}
-        order by key, channel limit 500`;
+        select * from templates where ${where}
+        order by key, channel limit ${limit} offset ${(page - 1) * limit}`;
+      const [{ total }] = await deps.sql<[{ total: number }]>`
+        select count(*)::int as total from templates where ${where}`;
       const templates = rows.map((t) => ({
         id: t.id,
         key: t.key,
@@ -57,6 +63,10 @@ export function templatesRoutes(deps: Deps) {
         exists: templates.length > 0,
         channels: [...new Set(templates.map((t) => t.channel))],
         templates,
+        total,
+        page,
+        limit,
+        totalPages: Math.ceil(total / limit),
       } as never, 200);
     },
   );

@@ -24,12 +24,39 @@ dbTest("GET /templates answers exists false for an unknown key and lists all wit
   const f = await sendingFixture();
   await f.template("push", "a", { title: "T", body: "B" });
   const unknown = await (await f.get("/api/v1/templates?template_key=none")).json();
-  assert.deepEqual(unknown, { template_key: "none", exists: false, channels: [], templates: [] });
+  assert.deepEqual(unknown, {
+    template_key: "none",
+    exists: false,
+    channels: [],
+    templates: [],
+    total: 0,
+    page: 1,
+    limit: 500,
+    totalPages: 0,
+  });
   const all = await (await f.get("/api/v1/templates")).json();
   assert.equal(all.templates.length, 1);
   const other = await sendingFixture();
   const theirs = await (await other.get("/api/v1/templates?template_key=a")).json();
   assert.equal(theirs.exists, false);
+});
+
+dbTest("GET /templates pages the team's templates with page and limit, and says how many there are", async () => {
+  const f = await sendingFixture();
+  for (const key of ["a", "b", "c"]) await f.template("sms", key, { body: "B" });
+  await f.template("email", "b", { subject: "S", html: "H" });
+  const keysOf = (body: { templates: { key: string; channel: string }[] }) =>
+    body.templates.map((t) => `${t.key}/${t.channel}`);
+  const first = await (await f.get("/api/v1/templates?limit=3")).json();
+  assert.deepEqual(keysOf(first), ["a/sms", "b/email", "b/sms"]);
+  assert.deepEqual([first.total, first.page, first.limit, first.totalPages], [4, 1, 3, 2]);
+  const second = await (await f.get("/api/v1/templates?limit=3&page=2")).json();
+  assert.deepEqual(keysOf(second), ["c/sms"]);
+  const sms = await (await f.get("/api/v1/templates?channel=sms&limit=2&page=2")).json();
+  assert.deepEqual([keysOf(sms), sms.total], [["c/sms"], 3]);
+  for (const query of ["limit=0", "limit=501", "page=0", "limit=x"]) {
+    assert.equal((await f.get(`/api/v1/templates?${query}`)).status, 400, query);
+  }
 });
 
 dbTest("GET /templates?template_key= over 200 characters is 400; up to 200 it is looked up", async () => {

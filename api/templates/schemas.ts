@@ -5,6 +5,8 @@ import { RecordKey, timestamp } from "../../shared/http/schemas.ts";
 export const TemplatesQuery = z.object({
   template_key: RecordKey.optional(),
   channel: z.enum(["email", "sms", "whatsapp", "push"]).optional(),
+  page: z.coerce.number().int().min(1).default(1),
+  limit: z.coerce.number().int().min(1).max(500).default(500),
 });
 
 /** A stored template as the API shows it. */
@@ -32,4 +34,8 @@ export const TemplateList = z.object({
   exists: z.boolean(),
   channels: z.array(z.string()),
   templates: z.array(TemplateView),
+  total: z.number().int(),
+  page: z.number().int(),
+  limit: z.number().int(),
+  totalPages: z.number().int(),
 }).openapi("TemplateList");
