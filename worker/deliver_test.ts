@@ -86,6 +86,11 @@ async function triggerRow(deps: Deps, id: string) {
   return { ...row };
 }
 
+/** The trigger row to expect: its status, then total_contacts, sent, failed and filtered. */
+function counts(status: string, total_contacts: number, sent: number, failed: number, filtered: number) {
+  return { status, total_contacts, sent, failed, filtered };
+}
+
 dbTest("a deliver-batch job run twice sends each message once and counts it once", async () => {
   const deps = await testDeps();
   const { provider, sent } = fakeProvider();
@@ -95,13 +100,7 @@ dbTest("a deliver-batch job run twice sends each message once and counts it once
   await runJob(w, job);
   assert.equal(sent.length, 5);
   assert.equal(new Set(sent.map((m) => m.to)).size, 5);
-  assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
-    status: "completed",
-    total_contacts: 5,
-    sent: 5,
-    failed: 0,
-    filtered: 0,
-  });
+  assert.deepEqual(await triggerRow(deps, spec.trigger_id), counts("completed", 5, 5, 0, 0));
   assert.equal(await balanceMicros(deps.sql, team.id), toMicros(10) - 5 * 7_500);
 });
 
@@ -122,13 +121,7 @@ dbTest("a batch interrupted after recording sends only what is still pending whe
   assert.equal(sent.length, 4);
   const ids = await deps.sql`select id from messages where trigger_id = ${spec.trigger_id} order by id`;
   assert.deepEqual(sent.map((m) => m.id).sort(), ids.map((r) => r.id));
-  assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
-    status: "completed",
-    total_contacts: 4,
-    sent: 4,
-    failed: 0,
-    filtered: 0,
-  });
+  assert.deepEqual(await triggerRow(deps, spec.trigger_id), counts("completed", 4, 4, 0, 0));
   // Charged once, when the messages were first recorded.
   assert.equal(await balanceMicros(deps.sql, team.id), toMicros(10) - 4 * 7_500);
   await runJob(createWorkerContext(withProvider(deps, provider)), job);
@@ -179,13 +172,7 @@ dbTest("a message handed to Twilio by a pass that died is failed with the reason
     const later = { ...deps, now: () => Date.now() + HAND_OVER_WINDOW_MS };
     await runJob(createWorkerContext(withProvider(later, twilio.provider)), { ...job, attempt: 1 });
     assert.deepEqual([2000, 2001].map((n) => twilio.requestsTo(`+1415555${n}`)), [1, 1]);
-    assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
-      status: "completed",
-      total_contacts: 2,
-      sent: 1,
-      failed: 1,
-      filtered: 0,
-    });
+    assert.deepEqual(await triggerRow(deps, spec.trigger_id), counts("completed", 2, 1, 1, 0));
     // The one answered was recorded as soon as Twilio answered: it is sent, with Twilio's id.
     const answered = await statusOf("+14155552000");
     assert.match(answered.provider_message_id, /^SM[0-9a-f]{32}$/);
@@ -234,13 +221,7 @@ dbTest("a last try that meets a message another pass is handing to Twilio leaves
     await first;
   }
   assert.deepEqual([2000, 2001].map((n) => twilio.requestsTo(`+1415555${n}`)), [1, 1]);
-  assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
-    status: "completed",
-    total_contacts: 2,
-    sent: 2,
-    failed: 0,
-    filtered: 0,
-  });
+  assert.deepEqual(await triggerRow(deps, spec.trigger_id), counts("completed", 2, 2, 0, 0));
 });
 
 dbTest("two passes of one job at once hand each message to Twilio once", async () => {
@@ -273,13 +254,7 @@ dbTest("a message Twilio refused with a 429 is handed to it again on the retry",
   delete errors["+14155552001"];
   await runJob(w, { ...job, id: crypto.randomUUID(), attempt: 1 });
   assert.deepEqual([2000, 2001, 2002].map((n) => twilio.requestsTo(`+1415555${n}`)), [1, 2, 1]);
-  assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
-    status: "completed",
-    total_contacts: 3,
-    sent: 3,
-    failed: 0,
-    filtered: 0,
-  });
+  assert.deepEqual(await triggerRow(deps, spec.trigger_id), counts("completed", 3, 3, 0, 0));
 });
 
 dbTest("a message the provider refuses is failed with its reason and refunded", async () => {
@@ -290,13 +265,7 @@ dbTest("a message the provider refuses is failed with its reason and refunded", 
   const { team, spec, job } = await smsFanOut(deps, 3);
   await runJob(createWorkerContext(withProvider(deps, provider)), job);
   assert.equal(sent.length, 2);
-  assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
-    status: "completed",
-    total_contacts: 3,
-    sent: 2,
-    failed: 1,
-    filtered: 0,
-  });
+  assert.deepEqual(await triggerRow(deps, spec.trigger_id), counts("completed", 3, 2, 1, 0));
   const [failed] = await deps.sql`select error, cost_micros from messages
     where trigger_id = ${spec.trigger_id} and status = 'failed'`;
   assert.equal(failed.error, "Cannot send SMS: number is blocked");
@@ -318,13 +287,7 @@ dbTest("a temporary provider failure keeps the batch open and the retry sends on
   failing = false;
   await runJob(w, { ...job, id: crypto.randomUUID(), attempt: 1 });
   assert.equal(sent.length, 3);
-  assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
-    status: "completed",
-    total_contacts: 3,
-    sent: 3,
-    failed: 0,
-    filtered: 0,
-  });
+  assert.deepEqual(await triggerRow(deps, spec.trigger_id), counts("completed", 3, 3, 0, 0));
 });
 
 dbTest("a batch's retry waits as long as the longest Retry-After its providers asked for", async () => {
@@ -360,13 +323,7 @@ dbTest("a temporary failure on the last attempt fails the message", async () => 
   });
   const { spec, job } = await smsFanOut(deps, 2);
   await runJob(createWorkerContext(withProvider(deps, provider)), { ...job, attempt: 4 });
-  assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
-    status: "failed",
-    total_contacts: 2,
-    sent: 0,
-    failed: 2,
-    filtered: 0,
-  });
+  assert.deepEqual(await triggerRow(deps, spec.trigger_id), counts("failed", 2, 0, 2, 0));
   const [row] = await deps.sql`select error from messages where trigger_id = ${spec.trigger_id} limit 1`;
   assert.equal(row.error, "Twilio is down (gave up after retries)");
 });
@@ -411,13 +368,7 @@ dbTest("a push token the provider calls invalid is removed from the contact", as
   assert.deepEqual(sent.map((m) => [m.to, m.title, m.text, m.priority]), [[good, "Hi", "There", "high"]]);
   const tokens = await deps.sql`select token from device_tokens where contact_id = ${contact.id}`;
   assert.deepEqual(tokens.map((t) => t.token), [good]);
-  assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
-    status: "completed",
-    total_contacts: 2,
-    sent: 1,
-    failed: 1,
-    filtered: 0,
-  });
+  assert.deepEqual(await triggerRow(deps, spec.trigger_id), counts("completed", 2, 1, 1, 0));
 });
 
 dbTest("a message whose row Postgres refuses fails alone: the rest of its pass is delivered", async () => {
@@ -430,13 +381,7 @@ dbTest("a message whose row Postgres refuses fails alone: the rest of its pass i
   const { provider, sent } = fakeProvider();
   const { spec } = await pushToTokens(deps, [good[0], long, ...good.slice(1)], provider);
   assert.deepEqual(sent.map((m) => m.to).sort(), good);
-  assert.deepEqual(await triggerRow(deps, spec.trigger_id), {
-    status: "completed",
-    total_contacts: 4,
-    sent: 3,
-    failed: 1,
-    filtered: 0,
-  });
+  assert.deepEqual(await triggerRow(deps, spec.trigger_id), counts("completed", 4, 3, 1, 0));
 });
 
 dbTest("a NUL character in a template variable is dropped: the whole merged batch is delivered", async () => {

@@ -1,15 +1,28 @@
 import assert from "node:assert/strict";
 import { setDomainVerified } from "../../shared/identities.ts";
 import { dbTest } from "../../shared/testing.ts";
-import { sendingFixture } from "../../worker/testing.ts";
+import { type SendingFixture, sendingFixture } from "../../worker/testing.ts";
 
 const TOKEN = "f".repeat(40);
 
-async function withTemplates(f: Awaited<ReturnType<typeof sendingFixture>>, key = "alert") {
+async function withTemplates(f: SendingFixture, key = "alert") {
   await f.template("email", key, { subject: "Alert for {{contact_first_name}}", html: "<p>{{what}}</p>" });
   await f.template("sms", key, { body: "Alert: {{what}}" });
   await f.template("whatsapp", key, { body: "Alert {{1}}", category: "UTILITY" });
   await f.template("push", key, { title: "Alert", body: "{{what}} for {{contact_email}}" });
+}
+
+/** POST /messages/trigger of `templateKey` to the contact `externalId`, with `body` on top; the status and JSON. */
+function triggerForContact(f: SendingFixture, externalId: string, templateKey: string) {
+  return async (body: Record<string, unknown>) => {
+    const res = await f.post("/api/v1/messages/trigger", {
+      recipient_type: "contact",
+      contact_external_id: externalId,
+      template_key: templateKey,
+      ...body,
+    });
+    return { status: res.status, body: await res.json() };
+  };
 }
 
 dbTest("POST /messages/trigger sends one template on several channels, one execution each", async () => {
@@ -106,15 +119,7 @@ dbTest("POST /messages/trigger answers its errors", async () => {
   const f = await sendingFixture();
   await f.template("email", "only-email", { subject: "S", html: "H" });
   await f.contact({ external_id: "known" });
-  const send = async (body: Record<string, unknown>) => {
-    const res = await f.post("/api/v1/messages/trigger", {
-      recipient_type: "contact",
-      contact_external_id: "known",
-      template_key: "only-email",
-      ...body,
-    });
-    return { status: res.status, body: await res.json() };
-  };
+  const send = triggerForContact(f, "known", "only-email");
   const badChannel = await send({ channels: ["email", "fax"] });
   assert.equal(badChannel.status, 400);
   assert.equal(badChannel.body.message, "Valid channels are: email, sms, whatsapp, push");
@@ -144,15 +149,7 @@ dbTest(
     await f.template("email", "pending", { subject: "S", html: "H" });
     await f.template("sms", "pending", { body: "Hi", status: "pending" });
     await f.template("whatsapp", "pending", { body: "Hi {{1}}", category: "UTILITY", status: "rejected" });
-    const send = async (body: Record<string, unknown>) => {
-      const res = await f.post("/api/v1/messages/trigger", {
-        recipient_type: "contact",
-        contact_external_id: "known",
-        template_key: "pending",
-        ...body,
-      });
-      return { status: res.status, body: await res.json() };
-    };
+    const send = triggerForContact(f, "known", "pending");
     for (const channels of [["email", "sms"], ["whatsapp"]]) {
       const refused = await send({ channels });
       assert.equal(refused.status, 400, JSON.stringify(refused.body));

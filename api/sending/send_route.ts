@@ -95,7 +95,7 @@ export function addSendRoute<B extends SendFields>(app: OpenAPIHono<AppEnv>, dep
       });
       if (send.cost && !spec.sandbox) await ensureAffordable(service, team.id, send.cost(spec.variables));
       await service.acceptor.accept(spec, now);
-      return c.json(acceptedBody(spec, now, { delayMs: route.delayMs, execution: route.executionFields }), 201);
+      return c.json(acceptedBody(spec, now, { delayMs: route.delayMs, executionFields: route.executionFields }), 201);
     },
   );
 }

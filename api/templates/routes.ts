@@ -36,11 +36,14 @@ export function templatesRoutes(deps: Deps) {
       const where = deps.sql`team_id = ${teamId}
         ${key === undefined ? deps.sql`` : deps.sql`and key = ${key}`}
         ${channel === undefined ? deps.sql`` : deps.sql`and channel = ${channel}`}`;
+      const offset = (page - 1) * limit;
       const rows = await deps.sql<Template[]>`
-        select * from templates where ${where}
-        order by key, channel limit ${limit} offset ${(page - 1) * limit}`;
-      const [{ total }] = await deps.sql<[{ total: number }]>`
-        select count(*)::int as total from templates where ${where}`;
+        select * from templates where ${where} order by key, channel limit ${limit} offset ${offset}`;
+      // A page that is not full, and not past the end, is the last: it gives the total (a key's look-up
+      // always). Only a full page, or one past the end, needs the count.
+      const total = rows.length < limit && (rows.length > 0 || offset === 0)
+        ? offset + rows.length
+        : (await deps.sql<[{ total: number }]>`select count(*)::int as total from templates where ${where}`)[0].total;
       const templates = rows.map((t) => ({
         id: t.id,
         key: t.key,

@@ -51,7 +51,9 @@ dbTest("GET /templates pages the team's templates with page and limit, and says 
   assert.deepEqual(keysOf(first), ["a/sms", "b/email", "b/sms"]);
   assert.deepEqual([first.total, first.page, first.limit, first.totalPages], [4, 1, 3, 2]);
   const second = await (await f.get("/api/v1/templates?limit=3&page=2")).json();
-  assert.deepEqual(keysOf(second), ["c/sms"]);
+  assert.deepEqual([keysOf(second), second.total], [["c/sms"], 4], "the last page counts from its offset");
+  const past = await (await f.get("/api/v1/templates?limit=3&page=3")).json();
+  assert.deepEqual([keysOf(past), past.total, past.totalPages], [[], 4, 2], "past the end, the rows are counted");
   const sms = await (await f.get("/api/v1/templates?channel=sms&limit=2&page=2")).json();
   assert.deepEqual([keysOf(sms), sms.total], [["c/sms"], 3]);
   for (const query of ["limit=0", "limit=501", "page=0", "limit=x"]) {

@@ -118,12 +118,12 @@ export function newSendSpec(send: NewSend): SendSpec {
 }
 
 /**
- * The asynchronous send body (201): `delay_ms` only where the channel shows it, and with `execution`
+ * The asynchronous send body (201): `delay_ms` only where the channel shows it, and with `executionFields`
  * the fields of the specification's alternative email shape too, so that a client written for either
  * finds what it reads. `estimated_recipients` is 1 for one address or contact, null for a fan-out: its
  * count is `total_contacts` of GET /triggers/{id} as the fan-out runs (a count here would scan them).
  */
-export function acceptedBody(spec: SendSpec, now: number, options: { delayMs: boolean; execution?: boolean }) {
+export function acceptedBody(spec: SendSpec, now: number, options: { delayMs: boolean; executionFields?: boolean }) {
   const scheduled = spec.scheduled_for !== null;
   return {
     success: true as const,
@@ -132,7 +132,7 @@ export function acceptedBody(spec: SendSpec, now: number, options: { delayMs: bo
     message: scheduled ? "scheduled successfully" : "queued successfully",
     ...(scheduled ? { scheduled_for: new Date(spec.scheduled_for!).toISOString() } : {}),
     ...(scheduled && options.delayMs ? { delay_ms: Math.max(0, spec.scheduled_for! - now) } : {}),
-    ...(options.execution
+    ...(options.executionFields
       ? {
         execution_id: spec.executions[0].id,
         status: "queued" as const,
