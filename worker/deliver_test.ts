@@ -371,18 +371,48 @@ dbTest("a push token the provider calls invalid is removed from the contact", as
   assert.deepEqual(await triggerRow(deps, spec.trigger_id), counts("completed", 2, 1, 1, 0));
 });
 
+dbTest(
+  "push tokens of 4,096 characters are sent once each, and one the provider calls invalid is removed",
+  async () => {
+    const deps = await testDeps();
+    // Random, so that no index can compress them under its 2,704-byte rows (migration 008, recipientKey).
+    const long = [randomToken(4_096), randomToken(4_096), randomToken(2_049)];
+    const { provider, sent } = fakeProvider((m) => {
+      if (m.to === long[1]) throw new ProviderError("Unregistered", { invalidToken: true });
+    });
+    const { contact, spec } = await pushToTokens(deps, long, provider);
+    assert.deepEqual(sent.map((m) => m.to).sort(), [long[0], long[2]].sort());
+    assert.deepEqual(await triggerRow(deps, spec.trigger_id), counts("completed", 3, 2, 1, 0));
+    const tokens = await deps.sql`select token from device_tokens where contact_id = ${contact.id}`;
+    assert.deepEqual(tokens.map((t) => t.token).sort(), [long[0], long[2]].sort());
+    const keys = await deps.sql`select recipient from messages where trigger_id = ${spec.trigger_id}`;
+    assert.ok(keys.every((k) => /^[0-9a-f-]{36}:sha256:[0-9a-f]{64}$/.test(k.recipient)), JSON.stringify(keys));
+  },
+);
+
 dbTest("a message whose row Postgres refuses fails alone: the rest of its pass is delivered", async () => {
   const deps = await testDeps();
-  // Stored before tokens were limited to 2,048 characters: it fits the token index (2,660 random
-  // characters) but not the message index, whose key adds the contact id to it.
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  const long = Array.from(crypto.getRandomValues(new Uint8Array(2_660)), (b) => alphabet[b % 62]).join("");
+  const refused = randomToken(40);
   const good = ["a", "b", "c"].map((c) => c.repeat(40));
   const { provider, sent } = fakeProvider();
-  const { spec } = await pushToTokens(deps, [good[0], long, ...good.slice(1)], provider);
-  assert.deepEqual(sent.map((m) => m.to).sort(), good);
-  assert.deepEqual(await triggerRow(deps, spec.trigger_id), counts("completed", 4, 3, 1, 0));
+  // A constraint that refuses this one message's row, and only it, while the pass is recorded.
+  const constraint = `refuse_${crypto.randomUUID().replaceAll("-", "")}`;
+  await deps.sql`alter table messages add constraint ${deps.sql(constraint)}
+    check (to_address is distinct from ${deps.sql.unsafe(`'${refused}'`)}) not valid`;
+  try {
+    const { spec } = await pushToTokens(deps, [good[0], refused, ...good.slice(1)], provider);
+    assert.deepEqual(sent.map((m) => m.to).sort(), good);
+    assert.deepEqual(await triggerRow(deps, spec.trigger_id), counts("completed", 4, 3, 1, 0));
+  } finally {
+    await deps.sql`alter table messages drop constraint ${deps.sql(constraint)}`;
+  }
 });
+
+/** A push token of `length` random characters of the token alphabet. */
+function randomToken(length: number): string {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  return Array.from(crypto.getRandomValues(new Uint8Array(length)), (b) => alphabet[b % 62]).join("");
+}
 
 dbTest("a NUL character in a template variable is dropped: the whole merged batch is delivered", async () => {
   const deps = await testDeps();

@@ -1,3 +1,5 @@
+import { sha256 } from "@noble/hashes/sha2.js";
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import { newUlid } from "../shared/sending/ids.ts";
 import type { Config } from "../shared/config.ts";
 import { DEFAULT_PLATFORM, PUSH_ACTION_LIMITS } from "../shared/contacts/device_tokens.ts";
@@ -90,6 +92,21 @@ export async function prepareMessages(ctx: ExecutionContext, units: Unit[]): Pro
   return out;
 }
 
+/** Longest address kept as it is in a message's delivery key (the key is indexed; see recipientKey). */
+const LONGEST_KEYED_ADDRESS = 2_048;
+
+/**
+ * The delivery key of an address: the address itself, or for a push token longer than 2,048
+ * characters (up to 4,096 are valid) `sha256:` and its digest, since the key shares a btree row of
+ * at most 2,704 bytes with the execution id. Shorter addresses keep their own text, as every
+ * message recorded before long tokens were allowed did, so a job redelivered across an upgrade
+ * still finds its message.
+ */
+export function recipientKey(address: string): string {
+  if (address.length <= LONGEST_KEYED_ADDRESS) return address;
+  return `sha256:${bytesToHex(sha256(utf8ToBytes(address)))}`;
+}
+
 function base(ctx: ExecutionContext, recipient: string, to: string | null, contactId: string | null): Prepared {
   return {
     id: newUlid(),
@@ -111,7 +128,7 @@ function decided(p: Prepared, status: "filtered" | "failed", error: string): Pre
 }
 
 async function prepareDirect(ctx: ExecutionContext, unit: Extract<Unit, { kind: "direct" }>): Promise<Prepared> {
-  const p = base(ctx, unit.address, unit.address, null);
+  const p = base(ctx, recipientKey(unit.address), unit.address, null);
   return await complete(ctx, p, unit.address, unit.info, unit.platform);
 }
 
@@ -149,7 +166,7 @@ async function prepareContact(
       }
       const out: Prepared[] = [];
       for (const device of devices) {
-        const p = base(ctx, `${contact.id}:${device.token}`, device.token, contact.id);
+        const p = base(ctx, `${contact.id}:${recipientKey(device.token)}`, device.token, contact.id);
         out.push(await complete(ctx, p, device.token, info, device.platform));
       }
       return out;

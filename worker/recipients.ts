@@ -1,6 +1,7 @@
 import type postgres from "postgres";
 import type { Db, Sql } from "../shared/db.ts";
 import type { Preferences } from "../shared/contacts/queries.ts";
+import { tokenIn } from "../shared/contacts/device_tokens.ts";
 import { findSegment } from "../shared/segments.ts";
 import type { Channel } from "../shared/providers/types.ts";
 import type { Recipient } from "../shared/sending/spec.ts";
@@ -129,5 +130,5 @@ export async function devicesOf(db: Db, contactIds: string[]): Promise<Map<strin
 /** Removes a push token the provider called invalid or unregistered. */
 export async function deleteDeviceTokens(db: Db, teamId: string, tokens: string[]): Promise<void> {
   if (tokens.length === 0) return;
-  await db`delete from device_tokens where team_id = ${teamId} and token = any(${tokens}::text[])`;
+  await db`delete from device_tokens where team_id = ${teamId} and ${tokenIn(db, tokens)}`;
 }

@@ -158,6 +158,35 @@ dbTest("PATCH …/device-token moves a token registered to another contact of th
   assert.deepEqual(back.body.device_tokens.map((d: { token: string }) => d.token), [APNS]);
 });
 
+dbTest(
+  "PATCH …/device-token takes tokens of 4,096 characters: kept once, updated and moved like any other",
+  async () => {
+    const { call } = await contactsFixture();
+    const a = await createdContact(call);
+    const b = await createdContact(call);
+    // Random, so that the index cannot compress it under its 2,704-byte rows (migration 008).
+    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:.-";
+    const token = Array.from(crypto.getRandomValues(new Uint8Array(4_096)), (x) => alphabet[x % 66]).join("");
+    const first = await call("PATCH", `/external/${a.external_id}/device-token`, { token, platform: "web" });
+    assert.equal(first.status, 200, JSON.stringify(first.body).slice(0, 200));
+    const again = await call("PATCH", `/external/${a.external_id}/device-token`, {
+      token,
+      platform: "web",
+      app_version: "2.0",
+    });
+    assert.deepEqual(
+      again.body.device_tokens.map((d: { token: string; app_version: string }) => [d.token, d.app_version]),
+      [
+        [token, "2.0"],
+      ],
+    );
+    const moved = await call("PATCH", `/external/${b.external_id}/device-token`, { token, platform: "web" });
+    assert.deepEqual(moved.body.device_tokens.map((d: { token: string }) => d.token), [token]);
+    const left = await call("PATCH", `/external/${a.external_id}/device-token`, { token: FCM, platform: "android" });
+    assert.deepEqual(left.body.device_tokens.map((d: { token: string }) => d.token), [FCM]);
+  },
+);
+
 dbTest("PATCH …/device-token with a malformed token is 400 'Invalid device token format'", async () => {
   const { call } = await contactsFixture();
   const c = await createdContact(call);

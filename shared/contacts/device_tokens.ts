@@ -1,3 +1,4 @@
+import type postgres from "postgres";
 import type { Db, Sql } from "../db.ts";
 import type { ContactRow } from "./queries.ts";
 
@@ -32,16 +33,23 @@ export interface DeviceTokenInput {
 }
 
 /**
- * At most 2,048 characters, not DESIGN.md's 4,096: Postgres indexes a token (device_tokens by team,
- * messages by execution and recipient) in a btree, whose rows stop at 2,704 bytes, and a longer
- * random token failed its send (and, before sends ran apart, the sends grouped with it). Real
- * tokens are far shorter (FCM about 160 characters, APNs 64).
+ * DESIGN.md's bound. Real tokens are far shorter (FCM about 160 characters, APNs 64). A btree row
+ * stops at 2,704 bytes, so Postgres indexes a token by its md5 (migration 008), and a message keys a
+ * long one by its digest (worker/prepare.ts, `recipientKey`).
  */
-export const MAX_TOKEN_LENGTH = 2_048;
+export const MAX_TOKEN_LENGTH = 4_096;
 const TOKEN = new RegExp(`^[A-Za-z0-9_:.-]{32,${MAX_TOKEN_LENGTH}}$`);
 const APNS_TOKEN = /^[0-9A-Fa-f]{64}$/;
 
-/** True for a well-formed push token: 32–2,048 of `[A-Za-z0-9_:.-]`, or 64 hex characters on iOS (APNs). */
+/**
+ * `token` is one of these, as a condition the md5 indexes of device_tokens serve (migration 008):
+ * the md5 finds the rows, the text decides.
+ */
+export function tokenIn(db: Db, tokens: string[]): postgres.Fragment {
+  return db`md5(token) = any(array(select md5(t) from unnest(${tokens}::text[]) t)) and token = any(${tokens}::text[])`;
+}
+
+/** True for a well-formed push token: 32–4,096 of `[A-Za-z0-9_:.-]`, or 64 hex characters on iOS (APNs). */
 export function isValidDeviceToken(token: string, platform: Platform): boolean {
   return platform === "ios" ? APNS_TOKEN.test(token) : TOKEN.test(token);
 }
@@ -66,7 +74,7 @@ export async function registerDeviceTokens(
     const tokens = devices.map((d) => d.token);
     await tx`
       delete from device_tokens
-      where team_id = ${teamId} and token = any(${tokens}::text[]) and contact_id <> ${contact.id}`;
+      where team_id = ${teamId} and ${tokenIn(tx, tokens)} and contact_id <> ${contact.id}`;
     const rows = devices.map((d) => ({
       team_id: teamId,
       contact_id: contact.id,
@@ -78,7 +86,7 @@ export async function registerDeviceTokens(
     }));
     await tx`
       insert into device_tokens ${tx(rows)}
-      on conflict (contact_id, token) do update set
+      on conflict (contact_id, md5(token)) do update set
         platform = excluded.platform,
         os_version = coalesce(excluded.os_version, device_tokens.os_version),
         app_version = coalesce(excluded.app_version, device_tokens.app_version),

@@ -33,11 +33,11 @@ Deno.test("summarisePreferences() counts the eight preferences and the subscribe
   ]);
 });
 
-Deno.test("isValidDeviceToken() takes 32–2,048 of [A-Za-z0-9_:.-], and exactly 64 hex on iOS", () => {
+Deno.test("isValidDeviceToken() takes 32–4,096 of [A-Za-z0-9_:.-], and exactly 64 hex on iOS", () => {
   assert.ok(isValidDeviceToken("a".repeat(32), "android"));
-  assert.ok(isValidDeviceToken("A_b:c.d-" + "9".repeat(2040), "web"));
+  assert.ok(isValidDeviceToken("A_b:c.d-" + "9".repeat(4088), "web"));
   assert.ok(!isValidDeviceToken("a".repeat(31), "android"));
-  assert.ok(!isValidDeviceToken("a".repeat(2049), "android"));
+  assert.ok(!isValidDeviceToken("a".repeat(4097), "android"));
   assert.ok(!isValidDeviceToken("a".repeat(40) + "/", "web"));
   assert.ok(isValidDeviceToken("0aF".repeat(21) + "b", "ios"));
   assert.ok(!isValidDeviceToken("a".repeat(63), "ios"));
