@@ -69,9 +69,16 @@ export function otpTriggers(
   });
 }
 
-/** Writes sandbox triggers into a KV commit (the session's): GET /triggers/{id} reads them for a day. */
+/**
+ * Writes sandbox triggers into a KV commit (the session's), two writes each: GET /triggers/{id} and
+ * the execution views (by either id) read them for a day.
+ */
 export function putSandboxTriggers(op: Deno.AtomicOperation, triggers: OtpTrigger[]): void {
-  for (const t of triggers) op.set(sendKeys.trigger(t.spec.trigger_id), t.record, { expireIn: FINISHED_RECORD_TTL_MS });
+  const ttl = { expireIn: FINISHED_RECORD_TTL_MS };
+  for (const t of triggers) {
+    op.set(sendKeys.trigger(t.spec.trigger_id), t.record, ttl);
+    for (const e of t.record.executions) op.set(sendKeys.executionTrigger(e.id), t.spec.trigger_id, ttl);
+  }
 }
 
 /** Records the triggers of messages sent; a failure is logged (the messages went, the answer goes). */

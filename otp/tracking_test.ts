@@ -29,15 +29,29 @@ dbTest("the trigger_id of each channel of an OTP send can be read, sandbox or se
   // Sandbox: nothing sent, the triggers still answer.
   const sandbox = await world.post("/send", sandboxSend(["whatsapp"]));
   assert.equal(sandbox.status, 200);
-  const { trigger_id } = (await sandbox.json()).channels_results.whatsapp;
+  const { trigger_id, execution_id } = (await sandbox.json()).channels_results.whatsapp;
   const trigger = await get(`/triggers/${trigger_id}`);
   assert.equal(trigger.status, 200, JSON.stringify(trigger.body));
   assert.equal(trigger.body.status, "completed");
   assert.equal(trigger.body.trigger_type, "whatsapp");
+  // Its execution, by its own id too, and the jobs path its trigger's details name.
+  for (const id of [execution_id, trigger_id]) {
+    const execution = await get(`/whatsapp/executions/${id}`);
+    assert.equal(execution.status, 200, JSON.stringify(execution.body));
+    assert.equal(execution.body.id, execution_id);
+    assert.equal(execution.body.status, "completed");
+  }
+  const direct = await get(`/triggers/${trigger_id}/direct`);
+  const jobs = await get(direct.body.executions[0].jobs_endpoint.replace("/api/v1", ""));
+  assert.equal(jobs.status, 200, JSON.stringify(jobs.body));
   // Another team cannot read them.
   const other = await otpWorld();
   const foreign = await other.app.request(`/api/v1/triggers/${trigger_id}`, {
     headers: { "X-API-Key": other.keys.live },
   });
   assert.equal(foreign.status, 404);
+  const foreignExecution = await other.app.request(`/api/v1/whatsapp/executions/${execution_id}`, {
+    headers: { "X-API-Key": other.keys.live },
+  });
+  assert.equal(foreignExecution.status, 404);
 });

@@ -241,7 +241,7 @@ export async function findExecution(
   if (byId && (!channel || byId.channel === channel)) return (await withLiveCounts(deps, [viewOf(byId)]))[0];
   const trigger = await findTrigger(deps, teamId, id);
   if (!trigger) {
-    return await pendingExecution(deps, teamId, id, channel) ?? await stepExecution(deps, teamId, id, channel);
+    return await unrecordedExecution(deps, teamId, id, channel) ?? await stepExecution(deps, teamId, id, channel);
   }
   const wanted = channel ?? "email";
   return trigger.executions.find((e) => e.channel === wanted) ??
@@ -249,18 +249,20 @@ export async function findExecution(
 }
 
 /**
- * An execution of a send the worker has not recorded in Postgres yet, found through the pending page
- * of its trigger: shown as its trigger shows it now (pending, or running with its live counts).
+ * An execution whose trigger is not in Postgres: an OTP sandbox send's (its trigger lives only in KV)
+ * or a send the worker has not recorded yet (found through the pending page of its trigger). Shown as
+ * its trigger shows it now.
  */
-async function pendingExecution(
+async function unrecordedExecution(
   deps: Deps,
   teamId: string,
   id: string,
   channel?: Channel,
 ): Promise<ExecutionView | undefined> {
-  const record = await findPendingRecordOfExecution(deps.kv, id);
-  if (record?.team_id !== teamId) return undefined;
-  const execution = (await findTrigger(deps, teamId, record.id))?.executions.find((e) => e.id === id);
+  const triggerId = (await deps.kv.get<string>(sendKeys.executionTrigger(id))).value ??
+    (await findPendingRecordOfExecution(deps.kv, id))?.id;
+  if (triggerId === undefined) return undefined;
+  const execution = (await findTrigger(deps, teamId, triggerId))?.executions.find((e) => e.id === id);
   return execution && (!channel || execution.channel === channel) ? execution : undefined;
 }
 

@@ -34,6 +34,11 @@ export const sendKeys = {
   pushPace: (teamId: string) => ["send_push_pace", teamId] as const,
   /** Jobs of a trigger that the queue gave up on after its retries. */
   undelivered: (triggerId: string, jobId: string) => ["send_undelivered", triggerId, jobId] as const,
+  /**
+   * The trigger of an execution whose trigger lives only in KV (an OTP sandbox send's), so that the
+   * execution views find it by the execution id too.
+   */
+  executionTrigger: (executionId: string) => ["send_execution_trigger", executionId] as const,
   /** Prefix of a trigger's undelivered jobs. */
   undeliveredOf: (triggerId: string) => ["send_undelivered", triggerId] as const,
 };
