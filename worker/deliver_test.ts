@@ -18,6 +18,7 @@ import { createWorkerContext } from "./context.ts";
 import type { DeliverBatchJob } from "./jobs.ts";
 import { HAND_OVER_WINDOW_MS } from "./handoff.ts";
 import { runJob } from "./queue.ts";
+import { randomToken, withMessagesRefusedTo } from "./testing.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "./retry.ts";
 
 /** A provider that records what it is given and answers as `behave` says. */
@@ -395,24 +396,12 @@ dbTest("a message whose row Postgres refuses fails alone: the rest of its pass i
   const refused = randomToken(40);
   const good = ["a", "b", "c"].map((c) => c.repeat(40));
   const { provider, sent } = fakeProvider();
-  // A constraint that refuses this one message's row, and only it, while the pass is recorded.
-  const constraint = `refuse_${crypto.randomUUID().replaceAll("-", "")}`;
-  await deps.sql`alter table messages add constraint ${deps.sql(constraint)}
-    check (to_address is distinct from ${deps.sql.unsafe(`'${refused}'`)}) not valid`;
-  try {
+  await withMessagesRefusedTo(deps, refused, async () => {
     const { spec } = await pushToTokens(deps, [good[0], refused, ...good.slice(1)], provider);
     assert.deepEqual(sent.map((m) => m.to).sort(), good);
     assert.deepEqual(await triggerRow(deps, spec.trigger_id), counts("completed", 4, 3, 1, 0));
-  } finally {
-    await deps.sql`alter table messages drop constraint ${deps.sql(constraint)}`;
-  }
+  });
 });
-
-/** A push token of `length` random characters of the token alphabet. */
-function randomToken(length: number): string {
-  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-  return Array.from(crypto.getRandomValues(new Uint8Array(length)), (b) => alphabet[b % 62]).join("");
-}
 
 dbTest("a NUL character in a template variable is dropped: the whole merged batch is delivered", async () => {
   const deps = await testDeps();

@@ -120,4 +120,26 @@ export async function sendingFixture(plan: Team["plan"] = "pro"): Promise<Sendin
   return fixture;
 }
 
+/** A push token of `length` random [A-Za-z0-9]: no index can compress it under its 2,704-byte rows. */
+export function randomToken(length: number): string {
+  const chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+  return Array.from(crypto.getRandomValues(new Uint8Array(length)), (b) => chars[b % chars.length]).join("");
+}
+
+/**
+ * Runs `fn` while Postgres refuses any message row to `address` (a constraint of the test's own, on
+ * that address alone, so tests running beside it are not affected).
+ */
+export async function withMessagesRefusedTo<T>(deps: Deps, address: string, fn: () => Promise<T>): Promise<T> {
+  const name = `refuse_${crypto.randomUUID().replaceAll("-", "")}`;
+  const literal = `'${address.replaceAll("'", "''")}'`;
+  await deps.sql`alter table messages add constraint ${deps.sql(name)}
+    check (to_address is distinct from ${deps.sql.unsafe(literal)}) not valid`;
+  try {
+    return await fn();
+  } finally {
+    await deps.sql`alter table messages drop constraint ${deps.sql(name)}`;
+  }
+}
+
 export { upsertIdentity };

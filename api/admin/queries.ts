@@ -29,7 +29,7 @@ export interface OutboxFilter {
 function outboxWhere(db: Db, f: OutboxFilter) {
   return db`
     where true
-    ${f.to === undefined ? db`` : db`and to_address = ${f.to}`}
+    ${f.to === undefined ? db`` : db`and md5(to_address) = md5(${f.to}) and to_address = ${f.to}`}
     ${f.channel === undefined ? db`` : db`and channel = ${f.channel}`}
     ${f.team_id === undefined ? db`` : db`and team_id = ${f.team_id}`}`;
 }

@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { upsertSegment } from "../../shared/segments.ts";
 import { sendKeys } from "../../shared/sending/keys.ts";
 import { dbTest } from "../../shared/testing.ts";
-import { sendingFixture } from "../../worker/testing.ts";
+import { randomToken, sendingFixture } from "../../worker/testing.ts";
+import { listOutbox } from "../admin/queries.ts";
 
 const ANDROID = "fcm:" + "A1".repeat(30);
 const IOS = "ab".repeat(32);
@@ -24,6 +25,23 @@ dbTest("POST /push/send to a device token delivers title and body", async () => 
   assert.deepEqual((await f.outbox(trigger_id)).map((m) => [m.channel, m.to_address, m.subject, m.body]), [
     ["push", ANDROID, "Hello Ann", "Welcome"],
   ]);
+});
+
+dbTest("POST /push/send to a device token of 4,096 characters delivers it, and the outbox finds it", async () => {
+  const f = await sendingFixture();
+  const token = randomToken(4_096);
+  const res = await f.post("/api/v1/push/send", {
+    recipient_type: "direct_push",
+    direct_device_token: token,
+    direct_platform: "web",
+    title: "Long",
+    body: "Token",
+  });
+  const { trigger_id, trigger } = await f.finished(res);
+  assert.deepEqual(trigger.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
+  assert.deepEqual((await f.outbox(trigger_id)).map((m) => m.to_address), [token]);
+  const outbox = await listOutbox(f.deps.sql, { to: token }, 10);
+  assert.deepEqual(outbox.map((m) => m.trigger_id), [trigger_id]);
 });
 
 dbTest("POST /push/send to a contact goes to each of its devices, from a template by key or id", async () => {
