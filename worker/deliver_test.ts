@@ -17,6 +17,7 @@ import type { DispatchState } from "./complete.ts";
 import { createWorkerContext } from "./context.ts";
 import type { DeliverBatchJob } from "./jobs.ts";
 import { HAND_OVER_WINDOW_MS } from "./handoff.ts";
+import { createService } from "../main.ts";
 import { runJob } from "./queue.ts";
 import { randomToken, withMessagesRefusedTo } from "./testing.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "./retry.ts";
@@ -289,6 +290,36 @@ dbTest("a temporary provider failure keeps the batch open and the retry sends on
   await runJob(w, { ...job, id: crypto.randomUUID(), attempt: 1 });
   assert.equal(sent.length, 3);
   assert.deepEqual(await triggerRow(deps, spec.trigger_id), counts("completed", 3, 3, 0, 0));
+});
+
+dbTest("a single send waiting for its provider's retry is listed as processing, then as completed", async () => {
+  const deps = await testDeps();
+  const { team, keys } = await testTeam(deps);
+  await topUp(deps.sql, team.id, toMicros(1));
+  await upsertTemplate(deps.sql, team.id, "sms", "hi", { body: "Hi" });
+  const spec = testSendSpec(team.id, { sandbox: false }, "hi");
+  const [execution] = spec.executions;
+  let failing = true;
+  const { provider, sent } = fakeProvider(() => {
+    if (failing) throw new ProviderError("Twilio is busy", { temporary: true });
+  });
+  const w = createWorkerContext(withProvider(deps, provider));
+  const app = createService(deps);
+  const get = async (path: string) =>
+    await (await app.request(`/api/v1${path}`, { headers: { "X-API-Key": keys.live } })).json();
+  const listed = async () =>
+    (await get("/sms/executions?limit=100")).executions.find((e: { id: string }) => e.id === execution.id);
+
+  await runJob(w, { type: "send-group", id: crypto.randomUUID(), sends: [spec], attempt: 0 });
+  assert.equal(sent.length, 0);
+  assert.equal((await listed())?.status, "processing");
+  assert.equal((await get(`/triggers/${spec.trigger_id}`)).status, "processing");
+  failing = false;
+  await runJob(w, { type: "send-group", id: crypto.randomUUID(), sends: [spec], attempt: 1 });
+  assert.equal(sent.length, 1);
+  const done = await listed();
+  assert.deepEqual([done.status, done.sent_count, done.total_contacts], ["completed", 1, 1]);
+  assert.equal((await get(`/triggers/${spec.trigger_id}`)).status, "completed");
 });
 
 dbTest("a batch's retry waits as long as the longest Retry-After its providers asked for", async () => {

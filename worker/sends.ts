@@ -1,7 +1,7 @@
 import { log } from "../shared/log.ts";
 import { JOB_BACKOFF_MS, type SendGroupJob, type SendStoredJob, storedJobOptions } from "../shared/sending/jobs.ts";
 import { sendKeys } from "../shared/sending/keys.ts";
-import { insertTriggers, loadSpec } from "../shared/sending/records.ts";
+import { insertTriggers, loadSpec, markProcessing } from "../shared/sending/records.ts";
 import { isSingleRecipient, type SendSpec } from "../shared/sending/spec.ts";
 import { newTriggerRecord } from "../shared/sending/trigger_record.ts";
 import { completeSingles, deliveredCounts, type DispatchState, maybeCompleteExecution } from "./complete.ts";
@@ -136,10 +136,15 @@ async function deliverSingles(w: WorkerContext, specs: SendSpec[], attempt: numb
   );
   await completeSingles(w, finished, counts, startedAt);
   if (unfinished.size > 0) {
+    const waiting = specs.filter((s) => unfinished.has(s.trigger_id));
+    // Recorded as processing, so that the execution lists show a send waiting for its provider's
+    // retry (hours, at most) and not only once it is finished.
+    await insertTriggers(deps.sql, waiting, "processing", startedAt);
+    await markProcessing(deps.sql, [...unfinished], startedAt);
     const retry: SendGroupJob = {
       type: "send-group",
       id: crypto.randomUUID(),
-      sends: specs.filter((s) => unfinished.has(s.trigger_id)),
+      sends: waiting,
       attempt: attempt + 1,
     };
     await deps.kv.enqueue(retry, {
