@@ -91,6 +91,14 @@ dbTest("GET /triggers/{id} shows a trigger whose job the queue gave up on as fai
   await f.deps.kv.set(sendKeys.undelivered(trigger_id, "job-1"), { type: "send-stored" });
   const res = await (await f.get(`/api/v1/triggers/${trigger_id}`)).json();
   assert.equal(res.status, "failed");
+  // Its execution cannot finish either: every view of it says failed, not pending.
+  const direct = await (await f.get(`/api/v1/triggers/${trigger_id}/direct`)).json();
+  assert.deepEqual(direct.executions.map((e: { execution: { status: string } }) => e.execution.status), ["failed"]);
+  const executionId = direct.executions[0].execution.id;
+  for (const id of [executionId, trigger_id]) {
+    const execution = await (await f.get(`/api/v1/messages/executions/${id}`)).json();
+    assert.equal(execution.status, "failed", JSON.stringify(execution));
+  }
 });
 
 dbTest("GET /triggers/{id} answers pending for a send the worker has not taken up yet", async () => {
@@ -102,6 +110,9 @@ dbTest("GET /triggers/{id} answers pending for a send the worker has not taken u
   assert.equal(res.status, "pending");
   assert.equal(res.trigger_type, "sms");
   assert.deepEqual(res.summary, { total_contacts: 0, sent: 0, failed: 0, filtered: 0 });
+  // An id in capitals names the same trigger, as it does once the trigger is in Postgres.
+  const upper = await (await f.get(`/api/v1/triggers/${id.toUpperCase()}`)).json();
+  assert.deepEqual([upper.id, upper.status], [id, "pending"]);
   const other = await sendingFixture();
   assert.equal((await other.get(`/api/v1/triggers/${id}`)).status, 404);
 });
@@ -166,5 +177,59 @@ dbTest("a trigger or execution id over 255 characters in a path is 400; up to 25
     const at = await f.get(path.replace("{id}", "t".repeat(MAX_ID_LENGTH)));
     assert.equal(at.status, 404, path);
     assert.equal((await at.json()).message, notFound);
+  }
+});
+
+dbTest("each channel's execution list and views: default paging, bad paging refused, no other team's", async () => {
+  const f = await sendingFixture();
+  const other = await sendingFixture();
+  await f.fund(1);
+  await f.template("sms", "hi", { body: "Hi" });
+  await f.template("whatsapp", "hi", { body: "Hi {{1}}", category: "UTILITY" });
+  const sends = [
+    {
+      list: "/api/v1/messages",
+      base: "/api/v1/messages",
+      send: ["/api/v1/messages/send", { recipient_type: "direct_email", direct_email: "a@example.com", subject: "S" }],
+    },
+    {
+      list: "/api/v1/sms/executions",
+      base: "/api/v1/sms",
+      send: ["/api/v1/sms/send", { template_key: "hi", recipient_type: "direct_sms", direct_phone: "+14155550123" }],
+    },
+    {
+      list: "/api/v1/whatsapp/executions",
+      base: "/api/v1/whatsapp",
+      send: ["/api/v1/whatsapp/send", {
+        template_key: "hi",
+        recipient_type: "direct_whatsapp",
+        direct_whatsapp: "+447700900001",
+        conversation_category: "UTILITY",
+      }],
+    },
+  ] as const;
+  for (const { list, base, send: [path, body] } of sends) {
+    const { trigger_id } = await f.finished(await f.post(path, { content: "C", ...body }));
+    const page = await (await f.get(list)).json();
+    assert.deepEqual([page.page, page.limit, page.total, page.totalPages], [1, 20, 1, 1], list);
+    const [execution] = page.executions;
+    assert.deepEqual([execution.trigger_id, execution.status, execution.sent_count], [trigger_id, "completed", 1]);
+    const view = await f.get(`${base}/executions/${execution.id}`);
+    assert.equal(view.status, 200, base);
+    const jobs = await (await f.get(`${base}/executions/${execution.id}/jobs`)).json();
+    assert.deepEqual([jobs.page, jobs.limit, jobs.total, jobs.jobs.length], [1, 20, 1, 1], base);
+    for (const query of ["page=0", "page=abc", "page=1.5", "limit=0", "limit=101", "limit=x"]) {
+      for (const url of [`${list}?${query}`, `${base}/executions/${execution.id}/jobs?${query}`]) {
+        const res = await f.get(url);
+        assert.equal(res.status, 400, url);
+        assert.equal((await res.json()).statusCode, 400, url);
+      }
+    }
+    // Another team sees none of it, by either id, in its list or on the jobs path.
+    assert.deepEqual((await (await other.get(list)).json()).executions, [], list);
+    for (const id of [execution.id, trigger_id]) {
+      assert.equal((await other.get(`${base}/executions/${id}`)).status, 404, `${base} ${id}`);
+      assert.equal((await other.get(`${base}/executions/${id}/jobs`)).status, 404, `${base} ${id} jobs`);
+    }
   }
 });

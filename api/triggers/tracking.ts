@@ -116,8 +116,10 @@ export function jobsEndpoint(channel: Channel, executionId: string): string {
  * KV counters), else from Postgres, else from the pending page it was filed in when accepted (the
  * worker has not taken it up yet). Undefined when the team has no such trigger.
  */
-export async function findTrigger(deps: Deps, teamId: string, id: string): Promise<TriggerView | undefined> {
-  if (!UUID.test(id)) return undefined;
+export async function findTrigger(deps: Deps, teamId: string, given: string): Promise<TriggerView | undefined> {
+  if (!UUID.test(given)) return undefined;
+  // KV keys are exact where Postgres compares UUIDs without regard to case.
+  const id = given.toLowerCase();
   const entry = await deps.kv.get<TriggerRecord>(sendKeys.trigger(id));
   if (entry.value) return entry.value.team_id === teamId ? await fromRecord(deps, entry.value) : undefined;
   const [row]: [TriggerRow?] = await deps.sql`
@@ -153,12 +155,23 @@ export async function findTrigger(deps: Deps, teamId: string, id: string): Promi
   return isFinal(view.status) ? view : await withUndelivered(deps, view);
 }
 
-/** A job of the trigger the queue gave up on: it cannot complete, so it shows as failed. */
+/**
+ * A job of the trigger the queue gave up on: it cannot complete, so it shows as failed, and so do
+ * its executions that had not finished.
+ */
 async function withUndelivered(deps: Deps, view: TriggerView): Promise<TriggerView> {
-  for await (const _ of deps.kv.list({ prefix: sendKeys.undeliveredOf(view.id) }, { limit: 1 })) {
-    return { ...view, status: "failed" };
-  }
-  return view;
+  if (!await givenUp(deps, view.id)) return view;
+  return { ...view, status: "failed", executions: view.executions.map(failedUnlessFinal) };
+}
+
+/** True when the queue gave up on a job of the trigger (its undelivered key). */
+async function givenUp(deps: Deps, triggerId: string): Promise<boolean> {
+  for await (const _ of deps.kv.list({ prefix: sendKeys.undeliveredOf(triggerId) }, { limit: 1 })) return true;
+  return false;
+}
+
+function failedUnlessFinal(e: ExecutionView): ExecutionView {
+  return isFinal(e.status) ? e : { ...e, status: "failed" };
 }
 
 async function fromRecord(deps: Deps, record: TriggerRecord): Promise<TriggerView> {
@@ -230,15 +243,19 @@ async function withLiveCounts(deps: Deps, views: ExecutionView[]): Promise<Execu
 export async function findExecution(
   deps: Deps,
   teamId: string,
-  id: string,
+  given: string,
   channel?: Channel,
 ): Promise<ExecutionView | undefined> {
-  if (!UUID.test(id)) return undefined;
+  if (!UUID.test(given)) return undefined;
+  const id = given.toLowerCase();
   const [byId]: [ExecutionRow?] = await deps.sql`
     select id, trigger_id, team_id, channel, status, total_contacts, sent_count, failed_count, filtered_count,
       created_at, completed_at
     from executions where id = ${id} and team_id = ${teamId}`;
-  if (byId && (!channel || byId.channel === channel)) return (await withLiveCounts(deps, [viewOf(byId)]))[0];
+  if (byId && (!channel || byId.channel === channel)) {
+    const [view] = await withLiveCounts(deps, [viewOf(byId)]);
+    return isFinal(view.status) || !await givenUp(deps, view.trigger_id) ? view : failedUnlessFinal(view);
+  }
   const trigger = await findTrigger(deps, teamId, id);
   if (!trigger) {
     return await unrecordedExecution(deps, teamId, id, channel) ?? await stepExecution(deps, teamId, id, channel);
