@@ -110,6 +110,33 @@ dbTest("POST /sms/send fails a contact without a phone number and filters an opt
   assert.equal(await f.balance(), 1);
 });
 
+dbTest(
+  "POST /sms/send tells apart countries that share a calling code: +1 by area code, Kazakhstan in +7",
+  async () => {
+    const f = await sendingFixture();
+    await f.fund(1);
+    await f.template("sms", "shared", {
+      body: "unused",
+      country_variations: { US: "Hi US", JM: "Hi Jamaica", RS: "Zdravo", KZ: "Sälem" },
+    });
+    const sent = async (phone: string) => {
+      const { trigger_id } = await (await f.post("/api/v1/sms/send", {
+        template_key: "shared",
+        recipient_type: "direct_sms",
+        direct_phone: phone,
+      })).json();
+      await f.waitForTrigger(trigger_id);
+      const [job] = (await (await f.get(`/api/v1/sms/executions/${trigger_id}/jobs`)).json()).jobs;
+      return [(await f.outbox(trigger_id)).map((m) => m.body).join(), job.error];
+    };
+    assert.deepEqual(await sent("+14155550123"), ["Hi US", null]);
+    assert.deepEqual(await sent("+18765550123"), ["Hi Jamaica", null]);
+    assert.deepEqual(await sent("+381601234567"), ["Zdravo", null]);
+    assert.deepEqual(await sent("+77011234567"), ["Sälem", null]);
+    assert.deepEqual(await sent("+79161234567"), ["", "No SMS template variation for country RU"]);
+  },
+);
+
 dbTest("POST /sms/send picks the country variation of the number and fails a country without one", async () => {
   const f = await sendingFixture();
   await f.fund(1);
