@@ -7,6 +7,18 @@ export function isE164(s: string): boolean {
 }
 
 /**
+ * The E.164 number a contact's `custom_fields.phone` holds: its text without spaces, dashes, dots or
+ * brackets, with a leading 00 read as +. Undefined for anything else, a JSON number included (it
+ * cannot say +, and digits without it name no country for certain).
+ */
+export function e164Of(value: unknown): string | undefined {
+  if (typeof value !== "string" || value === "") return undefined;
+  const compact = value.replace(/[\s\-.()]/g, "");
+  const e164 = compact.startsWith("00") ? `+${compact.slice(2)}` : compact;
+  return isE164(e164) ? e164 : undefined;
+}
+
+/**
  * Every assigned country calling code (ITU-T E.164), by the ISO 3166-1 alpha-2 country whose numbers
  * it starts: a code shared by several countries names its main one, and the prefixes below refine it.
  */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { countryOfE164, isE164 } from "./phone.ts";
+import { countryOfE164, e164Of, isE164 } from "./phone.ts";
 
 Deno.test("isE164() accepts a plus, a non-zero digit and at most 15 digits", () => {
   assert.equal(isE164("+14155550123"), true);
@@ -44,4 +44,13 @@ Deno.test("countryOfE164() finds the country by the longest prefix: a calling co
   assert.equal(countryOfE164("+999123456"), undefined);
   assert.equal(countryOfE164("+2591234567"), undefined);
   assert.equal(countryOfE164("not a number"), undefined);
+});
+
+Deno.test("e164Of() reads custom_fields.phone as the worker sends to it, and refuses what names no number", () => {
+  assert.equal(e164Of("+44 7700 900-123"), "+447700900123");
+  assert.equal(e164Of("0044 (7700) 900.123"), "+447700900123");
+  assert.equal(e164Of("+14155550123"), "+14155550123");
+  for (const bad of ["4155550123", "", "+0123", "phone", 14155550123, null, undefined, { n: 1 }]) {
+    assert.equal(e164Of(bad), undefined, String(bad));
+  }
 });

@@ -4,7 +4,7 @@ import { newUlid } from "../shared/sending/ids.ts";
 import type { Config } from "../shared/config.ts";
 import { DEFAULT_PLATFORM, PUSH_ACTION_LIMITS } from "../shared/contacts/device_tokens.ts";
 import type { Identity } from "../shared/identities.ts";
-import { countryOfE164, isE164 } from "../shared/phone.ts";
+import { countryOfE164, e164Of } from "../shared/phone.ts";
 import type { Channel, OutboundMessage } from "../shared/providers/types.ts";
 import { messageCost } from "../shared/sending/pricing.ts";
 import { type RecipientInfo, renderContent } from "../shared/sending/render.ts";
@@ -61,14 +61,6 @@ export function categoryOf(content: Content): "transactional" | "promotional" {
     return content.conversation_category === "MARKETING" ? "promotional" : "transactional";
   }
   return content.category;
-}
-
-/** A phone number as E.164 (spaces, dashes, dots and parentheses dropped), or undefined. */
-export function normalisePhone(value: string | null | undefined): string | undefined {
-  if (!value) return undefined;
-  const compact = value.replace(/[\s\-.()]/g, "");
-  const e164 = compact.startsWith("00") ? `+${compact.slice(2)}` : compact;
-  return isE164(e164) ? e164 : undefined;
 }
 
 /** Why a contact is not sent to (inactive, unsubscribed, opted out), if it is not. */
@@ -153,7 +145,7 @@ async function prepareContact(
     }
     case "sms":
     case "whatsapp": {
-      const phone = normalisePhone(contact.phone);
+      const phone = e164Of(contact.phone);
       const p = base(ctx, contact.id, phone ?? null, contact.id);
       if (reason) return [decided(p, "filtered", reason)];
       if (!phone) return [decided(p, "failed", "Contact has no phone number in E.164 format (custom_fields.phone)")];

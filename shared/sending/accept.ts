@@ -8,7 +8,7 @@ import { SendLookups } from "./lookups.ts";
 import { burstDeferral } from "./pressure.ts";
 import { insufficientBalanceError, messageCost } from "./pricing.ts";
 import type { Config } from "../config.ts";
-import { countryOfE164 } from "../phone.ts";
+import { countryOfE164, e164Of } from "../phone.ts";
 import { findSegment } from "../segments.ts";
 import type { Template } from "../templates.ts";
 import { type RecipientInfo, renderContent } from "./render.ts";
@@ -229,13 +229,12 @@ export function notE164(field: string): ValidationError {
 
 /** What is known of a contact for rendering. */
 export function contactInfo(contact: ContactRow): RecipientInfo {
-  const phone = contact.custom_fields?.phone;
   return {
     first_name: contact.first_name,
     last_name: contact.last_name,
     external_id: contact.external_id,
     email: contact.email,
-    phone: typeof phone === "string" ? phone : typeof phone === "number" ? `+${phone}` : null,
+    phone: e164Of(contact.custom_fields?.phone) ?? null,
   };
 }
 
