@@ -82,3 +82,26 @@ dbTest(
     assert.deepEqual((await f.outbox(body.trigger_id)).map((m) => m.body), ["Much later"]);
   },
 );
+
+dbTest("a scheduled send whose template is no longer approved when it is due fails with that reason", async () => {
+  const f = await sendingFixture();
+  await f.fund(1);
+  await f.template("sms", "later", { body: "Hi" });
+  const res = await f.post("/api/v1/sms/send", {
+    template_key: "later",
+    recipient_type: "direct_sms",
+    direct_phone: "+14155550123",
+    triggerAt: new Date(Date.now() + 3_600_000).toISOString(),
+  });
+  const { trigger_id } = await res.json();
+  assert.equal(res.status, 201);
+  await f.template("sms", "later", { body: "Hi", status: "pending" });
+  // Its job comes due (run here rather than in an hour).
+  await handleSendStored(startWorker(f.deps).context, { type: "send-stored", id: crypto.randomUUID(), trigger_id });
+  const trigger = await f.waitForTrigger(trigger_id);
+  assert.deepEqual(trigger.summary, { total_contacts: 1, sent: 0, failed: 1, filtered: 0 });
+  const [job] = (await (await f.get(`/api/v1/sms/executions/${trigger_id}/jobs`)).json()).jobs;
+  assert.equal(job.error, "Template 'later' is not approved");
+  assert.deepEqual(await f.outbox(trigger_id), []);
+  assert.equal(await f.balance(), 1);
+});

@@ -81,6 +81,36 @@ dbTest("POST /sms/send to a contact fills the contact variables and uses custom_
   ]);
 });
 
+dbTest("POST /sms/send to all reaches the active contacts with SMS opt-in, and filters the rest", async () => {
+  const f = await sendingFixture();
+  await f.fund(1);
+  await f.template("sms", "hi", { body: "Hi {{contact_first_name}}" });
+  const phone = (n: number) => ({ phone: `+1415555${2000 + n}` });
+  await f.contact({ first_name: "In", custom_fields: phone(1) });
+  await f.contact({ first_name: "Formatted", custom_fields: { phone: "001 415 555 2002" } });
+  await f.contact({ first_name: "Inactive", is_active: false, custom_fields: phone(3) });
+  await f.contact({ external_id: "unsubscribed", custom_fields: phone(4) });
+  await f.contact({ external_id: "opted-out", custom_fields: phone(5) });
+  // Stored before preferences were written: the defaults apply (SMS transactional on).
+  await f.contact({ first_name: "Legacy", custom_fields: phone(6) });
+  await f.deps.sql`update contacts set is_unsubscribed = true
+    where team_id = ${f.team.id} and external_id = 'unsubscribed'`;
+  await f.deps.sql`update contacts set preferences = jsonb_set(preferences, '{sms,transactional}', 'false')
+    where team_id = ${f.team.id} and external_id = 'opted-out'`;
+  await f.deps.sql`update contacts set preferences = preferences - 'sms'
+    where team_id = ${f.team.id} and first_name = 'Legacy'`;
+  const { trigger_id, trigger } = await f.finished(
+    await f.post("/api/v1/sms/send", { template_key: "hi", recipient_type: "all" }),
+  );
+  assert.deepEqual(trigger.summary, { total_contacts: 6, sent: 3, failed: 0, filtered: 3 });
+  const sent = (await f.outbox(trigger_id)).map((m) => [m.to_address, m.body]).sort();
+  assert.deepEqual(sent, [
+    ["+14155552001", "Hi In"],
+    ["+14155552002", "Hi Formatted"],
+    ["+14155552006", "Hi Legacy"],
+  ]);
+});
+
 dbTest("POST /sms/send fails a contact without a phone number and filters an opted-out one", async () => {
   const f = await sendingFixture();
   await f.fund(1);
@@ -295,6 +325,27 @@ dbTest("POST /sms/send's wallet pre-check sees a top-up and a spent balance at o
   const poor = await f.send("/api/v1/sms/send", direct(1003));
   assert.equal(poor.status, 400, JSON.stringify(poor.body));
   assert.equal(poor.body.message, "Insufficient wallet balance. Required: 0.0075, Available: 0.0025");
+});
+
+dbTest("POST /sms/send's pre-check prices the rendered segments, and an exact balance is enough", async () => {
+  const f = await sendingFixture();
+  await f.fund(0.015);
+  // 161 GSM-7 characters once rendered: two segments, 0.015.
+  await f.template("sms", "long", { body: "{{text}}" });
+  const send = () =>
+    f.send("/api/v1/sms/send", {
+      template_key: "long",
+      recipient_type: "direct_sms",
+      direct_phone: "+14155550123",
+      variables: { text: "a".repeat(161) },
+    });
+  const paid = await send();
+  assert.equal(paid.status, 201, JSON.stringify(paid.body));
+  assert.equal((await f.waitForTrigger(paid.body.trigger_id)).summary.sent, 1);
+  assert.equal(await f.balance(), 0);
+  const poor = await send();
+  assert.equal(poor.status, 400);
+  assert.equal(poor.body.message, "Insufficient wallet balance. Required: 0.015, Available: 0");
 });
 
 dbTest("POST /sms/send refuses a template that is not approved", async () => {
