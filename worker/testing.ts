@@ -128,7 +128,8 @@ export function randomToken(length: number): string {
 
 /**
  * Runs `fn` while Postgres refuses any message row to `address` (a constraint of the test's own, on
- * that address alone, so tests running beside it are not affected).
+ * that address alone, so tests running beside it are not affected). DDL takes no bind parameters: the
+ * address is written in as a quoted literal.
  */
 export async function withMessagesRefusedTo<T>(deps: Deps, address: string, fn: () => Promise<T>): Promise<T> {
   const name = `refuse_${crypto.randomUUID().replaceAll("-", "")}`;

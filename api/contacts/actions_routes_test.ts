@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { dbTest, randomEmail } from "../../shared/testing.ts";
+import { randomToken } from "../../worker/testing.ts";
 import { contactsFixture, createdContact } from "./testing.ts";
 
 const APNS = "0123456789abcdef".repeat(4);
@@ -165,8 +166,7 @@ dbTest(
     const a = await createdContact(call);
     const b = await createdContact(call);
     // Random, so that the index cannot compress it under its 2,704-byte rows (migration 008).
-    const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:.-";
-    const token = Array.from(crypto.getRandomValues(new Uint8Array(4_096)), (x) => alphabet[x % 66]).join("");
+    const token = randomToken(4_096);
     const first = await call("PATCH", `/external/${a.external_id}/device-token`, { token, platform: "web" });
     assert.equal(first.status, 200, JSON.stringify(first.body).slice(0, 200));
     const again = await call("PATCH", `/external/${a.external_id}/device-token`, {
