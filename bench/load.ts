@@ -1,8 +1,10 @@
 /**
- * The load generator: autocannon's programmatic API, run inside the bench's Deno process
- * (verified to work under Deno 2: per-request bodies via `setupRequest`, status and timing events).
+ * The load generators: `wrk` (bench/wrk.ts), in a process of its own, when it is installed; else
+ * autocannon's programmatic API, run inside the bench's Deno process (verified to work under Deno 2:
+ * per-request bodies via `setupRequest`, status and timing events).
  */
 import autocannon from "autocannon";
+import { prepareWrk, wrkInstalled } from "./wrk.ts";
 
 /** One request to send: built afresh for every request, so bodies and paths can vary. */
 export interface RequestSpec {
@@ -31,7 +33,23 @@ export interface LoadResult {
 /** Either a fixed list (prebuilt once; each connection cycles through it) or one request per call. */
 export type Requests = RequestSpec[] | ((seq: number) => RequestSpec);
 
-interface LoadOptions {
+/** Which program sends the load. */
+export type LoadGenerator = "wrk" | "autocannon";
+
+/** wrk where it is installed (`apt-get install wrk`): it leaves more of the machine to the servers. */
+export function defaultGenerator(): LoadGenerator {
+  return wrkInstalled() ? "wrk" : "autocannon";
+}
+
+/** What each generator is, for the report. */
+export const GENERATOR_LABELS: Record<LoadGenerator, string> = {
+  wrk: "wrk (one thread, its own process; requests written out before each run)",
+  autocannon: "autocannon (programmatic, in the bench's Deno process)",
+};
+
+export interface LoadOptions {
+  /** Default: autocannon. */
+  generator?: LoadGenerator;
   url: string;
   connections: number;
   durationSec: number;
@@ -64,6 +82,15 @@ type AnyRequest = any;
 
 /** Drives `url` with `connections` keep-alive connections for `durationSec` seconds. */
 export async function runLoad(options: LoadOptions): Promise<LoadResult> {
+  return await (await prepareLoad(options))();
+}
+
+/** Prepares a run (wrk's requests are written out first), to start when wanted. */
+export async function prepareLoad(options: LoadOptions): Promise<() => Promise<LoadResult>> {
+  return options.generator === "wrk" ? await prepareWrk(options) : () => runAutocannon(options);
+}
+
+async function runAutocannon(options: LoadOptions): Promise<LoadResult> {
   let latencies = new Float64Array(1 << 16);
   let count = 0;
   const factory = typeof options.requests === "function" ? options.requests : undefined;

@@ -1,9 +1,10 @@
 /**
  * `deno task bench [--quick] [--only=<text>] [--connections=50,200] [--duration=5] [--env=KEY=VALUE …]
- *                  [--profile] [--diagnose] [--entry=<file>] [--worker-process]` (see bench/README.md)
+ *                  [--profile] [--diagnose] [--entry=<file>] [--worker-process] [--load=wrk|autocannon]`
+ *                  (see bench/README.md)
  *
  * Starts the baseline servers (bench/baselines.ts) and then the service (main.ts) on loopback, each in
- * its own process, drives them with autocannon, prints one markdown table and writes it as JSON to
+ * its own process, drives them with wrk (or autocannon where wrk is not installed), prints one markdown table and writes it as JSON to
  * .bench/last.json. With DATABASE_URL set, everything runs in a fresh database created on that server
  * and dropped at the end; without it, each process gets a fresh embedded Postgres (PGlite).
  */
@@ -20,6 +21,7 @@ import {
   runRateScenario,
   type Target,
 } from "./measure.ts";
+import { GENERATOR_LABELS } from "./load.ts";
 import { cleanEnv, parseArgs } from "./options.ts";
 import { Inspector } from "./profile.ts";
 import { type BenchContext, SCENARIOS } from "./scenarios.ts";
@@ -86,7 +88,7 @@ async function main(): Promise<void> {
     `bench: ${dbKind}${database ? ` (database ${database.name})` : ""}, connections ${
       options.connections.join(",")
     }, ` +
-      `${options.durationSec}s per measurement, load generator autocannon (in-process, Deno)`,
+      `${options.durationSec}s per measurement, load generator ${GENERATOR_LABELS[options.load]}`,
   );
   const loadBefore = Deno.loadavg();
   if (loadBefore[0] > 1) {
@@ -255,7 +257,7 @@ async function main(): Promise<void> {
     connections: options.connections,
     durationSec: options.durationSec,
     rounds: options.rounds,
-    loadGenerator: "autocannon (programmatic, in the bench's Deno process)",
+    loadGenerator: GENERATOR_LABELS[options.load],
     deno: Deno.version.deno,
     servicePeakRssMiB: peakRss,
     serviceEnvOverrides: options.serviceEnv,

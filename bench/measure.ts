@@ -1,6 +1,6 @@
 /** Measuring: one run against one server, and the runs of a baseline or a scenario. */
 import { BASELINE_LABELS, type BaselineMode, baselineRequests, DIAGNOSTIC_OF } from "./baselines.ts";
-import { type LoadResult, type Requests, type RequestSpec, runLoad, sendOnce } from "./load.ts";
+import { type LoadResult, prepareLoad, type Requests, type RequestSpec, runLoad, sendOnce } from "./load.ts";
 import type { Options } from "./options.ts";
 import { type Inspector, summarise } from "./profile.ts";
 import type { BenchContext, HttpScenario, RateResult, RateScenario } from "./context.ts";
@@ -89,16 +89,20 @@ export async function measure(
   requests: Requests,
 ): Promise<Measured> {
   const { url } = target;
-  await runLoad({ url, connections, durationSec: options.warmupSec, requests });
+  const generator = options.load;
+  // Both runs are written out first, so that nothing pauses the load between them.
+  const measured = await prepareLoad({ generator, url, connections, durationSec: options.durationSec, requests });
+  await runLoad({ generator, url, connections, durationSec: options.warmupSec, requests });
   const pids = (await target.dbPids?.()) ?? [];
-  const dbSeconds = async () => (await Promise.all(pids.map(cpuSeconds))).reduce((a, b) => a + b, 0);
-  const before = [await cpuSeconds(target.pid), await dbSeconds(), await cpuSeconds(Deno.pid)];
+  const dbSeconds = async () => (await Promise.all(pids.map((pid) => cpuSeconds(pid)))).reduce((a, b) => a + b, 0);
+  // The load generator's CPU: this process's, and (wrk) its children's once they have ended.
+  const before = [await cpuSeconds(target.pid), await dbSeconds(), await cpuSeconds(Deno.pid, true)];
   let result: LoadResult | undefined;
   const work = async () => {
-    result = await runLoad({ url, connections, durationSec: options.durationSec, requests });
+    result = await measured();
   };
   const profile = target.inspector ? await target.inspector.profile(work) : (await work(), undefined);
-  const after = [await cpuSeconds(target.pid), await dbSeconds(), await cpuSeconds(Deno.pid)];
+  const after = [await cpuSeconds(target.pid), await dbSeconds(), await cpuSeconds(Deno.pid, true)];
   const perRequest = (i: number) => ((after[i] - before[i]) * 1e6) / Math.max(1, result!.requests);
   if (profile) {
     const file = `${target.outDir}/profile-${target.name.replace(/\W+/g, "_")}-${connections}.cpuprofile`;

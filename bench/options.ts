@@ -1,4 +1,5 @@
 /** The bench's command-line options and the environment its servers get. */
+import { defaultGenerator, type LoadGenerator } from "./load.ts";
 
 /** What `deno task bench` was asked to do. */
 export interface Options {
@@ -21,6 +22,8 @@ export interface Options {
   /** Times each scenario alternates with its baseline at each connection count. */
   rounds: number;
   serviceEnv: Record<string, string>;
+  /** `--load=wrk|autocannon`; default wrk where it is installed. */
+  load: LoadGenerator;
 }
 
 /** Parses the command line. */
@@ -33,6 +36,8 @@ export function parseArgs(args: string[]): Options {
     serviceEnv[k] = v.join("=");
   }
   const durationSec = Number(value("duration") ?? (quick ? 1 : 5));
+  const load = value("load") ?? defaultGenerator();
+  if (load !== "wrk" && load !== "autocannon") throw new Error(`--load=${load}: wrk or autocannon`);
   return {
     quick,
     connections: (value("connections") ?? (quick ? "50" : "50,200")).split(",").map(Number),
@@ -45,6 +50,7 @@ export function parseArgs(args: string[]): Options {
     workerProcess: args.includes("--worker-process"),
     rounds: Math.max(1, Number(value("rounds") ?? 1)),
     serviceEnv,
+    load,
   };
 }
 

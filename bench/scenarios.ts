@@ -1,6 +1,6 @@
 /**
  * What the bench measures. To add an endpoint family, append a scenario to SCENARIOS:
- * - kind "http": a request factory driven by autocannon at each connection count, compared
+ * - kind "http": a request factory driven by the load generator at each connection count, compared
  *   with a baseline server (bench/baselines.ts);
  * - kind "rate": a function that does some work against the running service (fan-out
  *   deliveries, workflow executions …) and reports how many things it did in how long.

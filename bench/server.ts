@@ -90,12 +90,14 @@ export async function resetPeakRss(pid: number): Promise<boolean> {
 const CLK_TCK = 100;
 
 /** User plus system CPU seconds a process has used (all its threads), from /proc; 0 when unknown. */
-export async function cpuSeconds(pid: number): Promise<number> {
+export async function cpuSeconds(pid: number, children = false): Promise<number> {
   try {
     const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th,
+    // then cutime and cstime (of the children it has waited for).
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
+    const own = Number(fields[11]) + Number(fields[12]);
+    return (own + (children ? Number(fields[13]) + Number(fields[14]) : 0)) / CLK_TCK;
   } catch {
     return 0;
   }
