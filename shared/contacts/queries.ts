@@ -1,5 +1,5 @@
 import type postgres from "postgres";
-import { asJson, type Db } from "../db.ts";
+import { asJson, type Db, type Sql } from "../db.ts";
 import { ConflictError } from "../errors.ts";
 import { isUniqueViolation } from "../errors.ts";
 import type { Channel } from "../providers/types.ts";
@@ -203,11 +203,39 @@ export async function updateContact(
   }
 }
 
-/** Deletes the contact named by `ref` (permanently); its id, or undefined when there is none. */
-export async function deleteContact(db: Db, teamId: string, ref: ContactRef): Promise<string | undefined> {
-  const [row]: [{ id: string }?] = await db`
-    delete from contacts where ${contactMatch(db, teamId, ref)} returning id`;
-  return row?.id;
+/**
+ * Deletes the contact named by `ref` (permanently) and anonymizes its message history, in one
+ * transaction; its id, or undefined when there is none.
+ */
+export async function deleteContact(db: Sql, teamId: string, ref: ContactRef): Promise<string | undefined> {
+  return await db.begin(async (tx) => {
+    const [row]: [{ id: string }?] = await tx`
+      delete from contacts where ${contactMatch(tx, teamId, ref)} returning id`;
+    if (row) await anonymizeMessages(tx, teamId, row.id);
+    return row?.id;
+  });
+}
+
+/** What a deleted contact's messages show where they showed its address. */
+export const DELETED_ADDRESS = "[deleted]";
+
+/**
+ * Keeps a deleted contact's messages (statuses, costs, provider ids, counts) without what named it:
+ * the address (also where an error quotes it), the device token in a push message's delivery key,
+ * and the outbox copy's address, subject and body. A delivery key only has to be unique within its
+ * execution, and the contact can no longer be sent to, so the message's own id stands in for it.
+ */
+async function anonymizeMessages(tx: Db, teamId: string, contactId: string): Promise<void> {
+  await tx`
+    update outbox set to_address = ${DELETED_ADDRESS}, subject = null, body = null
+    where id in (select id from messages where contact_id = ${contactId} and team_id = ${teamId})`;
+  await tx`
+    update messages set
+      to_address = null,
+      recipient = ${contactId}::text || ':' || id,
+      error = case when to_address is null or to_address = '' then error
+        else replace(error, to_address, ${DELETED_ADDRESS}) end
+    where contact_id = ${contactId} and team_id = ${teamId}`;
 }
 
 /** Adds tags the contact does not carry yet, keeping the order of first appearance. */
