@@ -3,6 +3,7 @@ import type { Deps } from "../../shared/deps.ts";
 import { NotFoundError } from "../../shared/errors.ts";
 import { newRouter } from "../../shared/http/app.ts";
 import { completeTriggers } from "../../shared/workflows/complete.ts";
+import { workflowsChanged } from "../../shared/workflows/definitions.ts";
 import { eventTypes } from "./event_types.ts";
 import { listExecutions } from "./executions.ts";
 import {
@@ -56,6 +57,7 @@ export function workflowsRoutes(deps: Deps) {
       await checkTemplates(deps.sql, teamId, body.steps);
       const workflow = await createWorkflow(deps.sql, teamId, body);
       eventTypes.invalidate(teamId);
+      workflowsChanged();
       return c.json(workflowJson(workflow), 201);
     },
   );
@@ -118,6 +120,7 @@ export function workflowsRoutes(deps: Deps) {
       const workflow = await updateWorkflow(deps.sql, teamId, id, body);
       if (!workflow) throw new NotFoundError("Workflow not found", "workflow_not_found");
       eventTypes.invalidate(teamId);
+      workflowsChanged();
       return c.json(workflowJson(workflow), 200);
     },
   );
@@ -137,6 +140,7 @@ export function workflowsRoutes(deps: Deps) {
       const triggers = await deleteWorkflow(deps.sql, teamId, id);
       if (!triggers) throw new NotFoundError("Workflow not found", "workflow_not_found");
       eventTypes.invalidate(teamId);
+      workflowsChanged();
       await completeTriggers(deps, triggers);
       return c.json({ deleted: true, id }, 200);
     },

@@ -1,5 +1,5 @@
 import { TtlCache } from "../../shared/ttl_cache.ts";
-import { type Workflow, workflowById, workflowsForEvent } from "../../shared/workflows/definitions.ts";
+import { type Workflow, workflowById, workflowChanges, workflowsForEvent } from "../../shared/workflows/definitions.ts";
 import type { WorkerContext } from "../context.ts";
 import { loadRuns } from "./queries.ts";
 import type { RunContext } from "./variables.ts";
@@ -9,6 +9,8 @@ interface Caches {
   events: TtlCache<Workflow[]>;
   /** Runs by trigger and workflow: a run never changes once written, so entries live until evicted. */
   runs: Map<string, RunContext>;
+  /** workflowChanges() when the workflow caches were made: a change since empties them. */
+  changes: number;
 }
 
 /** Runs kept per worker (the oldest go first). */
@@ -16,20 +18,25 @@ const MAX_RUNS = 20_000;
 
 const caches = new WeakMap<WorkerContext, Caches>();
 
-/** A workflow changed through the API is seen by the worker within this time. */
+/** A workflow changed through another process's API is seen by the worker within this time. */
 const WORKFLOW_TTL_MS = 2_000;
 
 function of(w: WorkerContext): Caches {
   let c = caches.get(w);
   if (!c) {
-    c = {
-      workflows: new TtlCache(WORKFLOW_TTL_MS, 1_000),
-      events: new TtlCache(WORKFLOW_TTL_MS, 1_000),
-      runs: new Map(),
-    };
+    c = { ...workflowCaches(), runs: new Map() };
     caches.set(w, c);
   }
+  if (c.changes !== workflowChanges()) Object.assign(c, workflowCaches());
   return c;
+}
+
+function workflowCaches() {
+  return {
+    workflows: new TtlCache<Workflow | undefined>(WORKFLOW_TTL_MS, 1_000),
+    events: new TtlCache<Workflow[]>(WORKFLOW_TTL_MS, 1_000),
+    changes: workflowChanges(),
+  };
 }
 
 /** A workflow with its steps (each step job needs it), read at most every two seconds per worker. */

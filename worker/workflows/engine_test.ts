@@ -797,3 +797,26 @@ dbTest("a finished execution emits workflow.completed, and its trigger trigger.c
   await server.shutdown();
   kv.close();
 });
+
+dbTest("an event sent right after a workflow is deactivated or created sees the change", async () => {
+  const f = await fixture();
+  const event = `plan_changed_${crypto.randomUUID().slice(0, 6)}`;
+  const run = async (phone: string) => {
+    const contact = await f.contact({ custom_fields: { phone } });
+    return await eventRun(f, { event_name: event, user_info: { contact_external_id: contact.external_id } });
+  };
+  const wf = await createWorkflow(f, { event_type: event, steps: [step(1, "email", "welcome")] });
+  // The worker has just read the event's workflows (it keeps them two seconds).
+  assert.equal((await run("+14155550140")).trigger.summary.sent, 1);
+  const off = await f.app.request(
+    `/api/v1/workflows/${wf.id}`,
+    jsonRequest("PATCH", { is_active: false }, { "X-API-Key": f.keys.live }),
+  );
+  assert.equal(off.status, 200);
+  const after = await run("+14155550141");
+  assert.deepEqual(after.trigger.summary, { total_contacts: 0, sent: 0, failed: 0, filtered: 0 });
+  assert.equal((await outboxOf(f, after.answer.trigger_id)).length, 0);
+  await createWorkflow(f, { event_type: event, steps: [step(1, "sms", "welcome")] });
+  const created = await run("+14155550142");
+  assert.deepEqual((await outboxOf(f, created.answer.trigger_id)).map((m) => m.channel), ["sms"]);
+});
