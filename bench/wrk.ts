@@ -1,8 +1,8 @@
 /**
  * The load generator `wrk` (C, one thread, epoll; Debian's package `wrk`), in a process of its own.
- * It costs about a fifth of autocannon's CPU a request, and on a 2-core machine the generator's CPU
+ * It costs about a third of autocannon's CPU a request, and on a 2-core machine the generator's CPU
  * comes out of what the server under test can use. The requests are written out before the run as
- * raw HTTP, one after another in a file that wrk's Lua script reads at start and cycles through.
+ * raw HTTP, one after another in a file that wrk's Lua script reads as it sends them.
  */
 import type { LoadOptions, LoadResult, RequestSpec } from "./load.ts";
 
@@ -154,12 +154,12 @@ async function runWrk(
     if (typeof options.requests === "function" && r.wraps > 0) {
       throw new Error(`wrk sent all ${count} requests written for the run: bodies would repeat`);
     }
-    const seconds_ = r.duration_us / 1e6;
+    const elapsed = r.duration_us / 1e6;
     const non2xx = Object.entries(r.statuses).reduce((n, [code, count]) => n + (code.startsWith("2") ? 0 : count), 0);
     return {
       requests: r.requests,
-      seconds: seconds_,
-      rps: r.requests / seconds_,
+      seconds: elapsed,
+      rps: r.requests / elapsed,
       p50Ms: r.p50_us / 1000,
       p99Ms: r.p99_us / 1000,
       non2xx,

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { DELETED_ADDRESS } from "../../shared/contacts/queries.ts";
 import { dbTest } from "../../shared/testing.ts";
 import { randomToken, sendingFixture } from "../../worker/testing.ts";
 
@@ -62,7 +63,7 @@ dbTest("deleting a contact keeps its message history, anonymized", async () => {
   assert.equal(jobs.jobs[0].status, "sent");
   for (const t of triggers.slice(0, 2)) {
     for (const copy of await f.outbox(t.trigger_id)) {
-      assert.equal(copy.to_address, "[deleted]");
+      assert.equal(copy.to_address, DELETED_ADDRESS);
       assert.equal(copy.subject, null);
       assert.equal(copy.body, null);
     }

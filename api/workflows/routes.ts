@@ -37,6 +37,12 @@ function totalPages(total: number, limit: number): number {
   return Math.ceil(total / limit);
 }
 
+/** A team's workflows changed here: the API's event types and this process's worker caches forget them. */
+function forgetWorkflows(teamId: string): void {
+  eventTypes.invalidate(teamId);
+  workflowsChanged();
+}
+
 /** Workflow definitions, statistics and history under /api/v1/workflows. */
 export function workflowsRoutes(deps: Deps) {
   const app = newRouter();
@@ -56,8 +62,7 @@ export function workflowsRoutes(deps: Deps) {
       const teamId = c.get("team").id;
       await checkTemplates(deps.sql, teamId, body.steps);
       const workflow = await createWorkflow(deps.sql, teamId, body);
-      eventTypes.invalidate(teamId);
-      workflowsChanged();
+      forgetWorkflows(teamId);
       return c.json(workflowJson(workflow), 201);
     },
   );
@@ -119,8 +124,7 @@ export function workflowsRoutes(deps: Deps) {
       }
       const workflow = await updateWorkflow(deps.sql, teamId, id, body);
       if (!workflow) throw new NotFoundError("Workflow not found", "workflow_not_found");
-      eventTypes.invalidate(teamId);
-      workflowsChanged();
+      forgetWorkflows(teamId);
       return c.json(workflowJson(workflow), 200);
     },
   );
@@ -139,8 +143,7 @@ export function workflowsRoutes(deps: Deps) {
       const teamId = c.get("team").id;
       const triggers = await deleteWorkflow(deps.sql, teamId, id);
       if (!triggers) throw new NotFoundError("Workflow not found", "workflow_not_found");
-      eventTypes.invalidate(teamId);
-      workflowsChanged();
+      forgetWorkflows(teamId);
       await completeTriggers(deps, triggers);
       return c.json({ deleted: true, id }, 200);
     },
