@@ -1,4 +1,5 @@
-import type { Db } from "./db.ts";
+import type { Db, Sql } from "./db.ts";
+import { sendSetupChanged } from "./setup_changes.ts";
 import type { Channel } from "./providers/types.ts";
 
 /** A sender identity: email address and name, SMS sender id or number, WhatsApp number, push app. */
@@ -21,18 +22,38 @@ export interface IdentityInput {
   is_default?: boolean;
 }
 
-/** Creates or replaces an identity; making it the default clears the channel's other default. */
+/**
+ * Creates or replaces an identity; making it the default clears the channel's other default. One
+ * transaction, holding a lock on the team's channel: two concurrent upserts that each make another
+ * identity the default would otherwise both find no other default to clear, and the second insert
+ * would break the one-default index.
+ */
 export async function upsertIdentity(
+  sql: Sql,
+  teamId: string,
+  channel: Channel,
+  id: string,
+  input: IdentityInput,
+): Promise<Identity> {
+  const identity = await sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(hashtext(${`sender_identities:${teamId}:${channel}`}))`;
+    if (input.is_default) {
+      await tx`update sender_identities set is_default = false
+        where team_id = ${teamId} and channel = ${channel} and id <> ${id} and is_default`;
+    }
+    return await writeIdentity(tx, teamId, channel, id, input);
+  });
+  sendSetupChanged();
+  return identity;
+}
+
+async function writeIdentity(
   db: Db,
   teamId: string,
   channel: Channel,
   id: string,
   input: IdentityInput,
 ): Promise<Identity> {
-  if (input.is_default) {
-    await db`update sender_identities set is_default = false
-      where team_id = ${teamId} and channel = ${channel} and id <> ${id} and is_default`;
-  }
   const row = {
     team_id: teamId,
     channel,
@@ -80,6 +101,7 @@ export async function setDomainVerified(db: Db, teamId: string, domain: string, 
   await db`
     insert into email_domains ${db({ team_id: teamId, domain: domain.toLowerCase(), verified })}
     on conflict (team_id, domain) do update set verified = excluded.verified, updated_at = now()`;
+  sendSetupChanged();
 }
 
 /** True when the address's domain is a verified domain of the team. */

@@ -41,4 +41,9 @@ export class TtlCache<V> {
   delete(key: string): void {
     this.#entries.delete(key);
   }
+
+  /** Forgets every key. */
+  clear(): void {
+    this.#entries.clear();
+  }
 }

@@ -72,6 +72,8 @@ export const TemplateBodies = {
   sms: z.strictObject({
     body: text,
     country_variations: z.record(z.string(), text)
+      // {} would serve no country at all (the body serves every country only without variations).
+      .refine((v) => Object.keys(v).length > 0, "country_variations should not be empty")
       .refine(
         (v) => Object.keys(v).every((country) => /^[A-Za-z]{2}$/.test(country)),
         "country_variations keys must be ISO 3166-1 alpha-2 country codes",

@@ -4,6 +4,7 @@ import { findIdentity, isVerifiedSender } from "../../shared/identities.ts";
 import { findSegment } from "../../shared/segments.ts";
 import { findTemplate } from "../../shared/templates.ts";
 import { dbTest, jsonRequest, testDeps, testTeam } from "../../shared/testing.ts";
+import { sendingFixture } from "../../worker/testing.ts";
 
 const TOKEN = { Authorization: "Bearer test-admin-token-0123456789" };
 
@@ -196,3 +197,68 @@ dbTest("PUT /admin/v1/teams/{id}/segments/{id} stores a segment that findSegment
     assert.deepEqual((await long.json()).message, [line]);
   }
 });
+
+dbTest("a send right after an admin change of a template, identity or domain sees the change", async () => {
+  const f = await sendingFixture();
+  const admin = (path: string, body: unknown) =>
+    f.app.request(`/admin/v1/teams/${f.team.id}${path}`, jsonRequest("PUT", body, TOKEN));
+  const sms = (extra: Record<string, unknown> = {}) =>
+    f.post("/api/v1/sms/send", {
+      template_key: "fresh",
+      recipient_type: "direct_sms",
+      direct_phone: "+14155550123",
+      ...extra,
+    }, f.keys.test);
+  // Each refusal below is cached by a process that keeps look-ups for a few seconds.
+  assert.equal((await (await sms()).json()).message, "Template 'fresh' not found for team");
+  assert.equal((await admin("/templates/sms/fresh", { body: "v1", status: "pending" })).status, 200);
+  assert.equal((await (await sms()).json()).message, "Template 'fresh' is not approved");
+  assert.equal((await admin("/templates/sms/fresh", { body: "v1" })).status, 200);
+  const first = await f.finished(await sms());
+  assert.equal(first.trigger.status, "completed");
+  assert.equal((await admin("/templates/sms/fresh", { body: "v2" })).status, 200);
+  const second = await f.finished(await sms());
+  assert.deepEqual((await f.outbox(second.trigger_id)).map((m) => m.body), ["v2"]);
+
+  assert.equal((await sms({ sms_identity_id: "uk" })).status, 404);
+  assert.equal((await admin("/identities/sms/uk", { from: "ACME" })).status, 200);
+  assert.equal((await sms({ sms_identity_id: "uk" })).status, 201);
+
+  const email = () =>
+    f.post("/api/v1/messages/send", {
+      recipient_type: "direct_email",
+      direct_email: "ann@example.com",
+      subject: "S",
+      content: "C",
+      from_email: "billing@brand.test",
+    }, f.keys.test);
+  assert.equal((await email()).status, 400);
+  assert.equal((await admin("/domains/brand.test", { verified: true })).status, 200);
+  assert.equal((await email()).status, 201);
+});
+
+dbTest("an SMS template with empty country_variations is 400 (it would serve no country)", async () => {
+  const { app, team } = await setup();
+  const res = await app.request(
+    `/admin/v1/teams/${team.id}/templates/sms/none`,
+    jsonRequest("PUT", { body: "Hi", country_variations: {} }, TOKEN),
+  );
+  assert.equal(res.status, 400);
+  assert.deepEqual((await res.json()).message, ["country_variations should not be empty"]);
+});
+
+dbTest(
+  "concurrent identity upserts that each make another identity the default all succeed, one default left",
+  async () => {
+    const { app, deps, team } = await setup();
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) =>
+      app.request(
+        `/admin/v1/teams/${team.id}/identities/sms/sender-${i}`,
+        jsonRequest("PUT", { from: `ACME${i}`, is_default: true }, TOKEN),
+      )));
+    assert.deepEqual(answers.map((res) => res.status), Array(8).fill(200));
+    const defaults = await deps.sql`
+    select id from sender_identities where team_id = ${team.id} and channel = 'sms' and is_default`;
+    assert.equal(defaults.length, 1);
+  },
+);
