@@ -18,6 +18,7 @@ import { loadConfig } from "./shared/config.ts";
 import type { Deps } from "./shared/deps.ts";
 import { createBaseApp } from "./shared/http/app.ts";
 import { apiKeyAuth, keyScope } from "./shared/http/auth.ts";
+import { cors } from "./shared/http/cors.ts";
 import { idempotency } from "./shared/http/idempotency.ts";
 import { rateLimit } from "./shared/http/rate_limit.ts";
 import { log, setLogLevel } from "./shared/log.ts";
@@ -45,6 +46,7 @@ export function createService(deps: Deps, roles: Roles = ALL_ROLES) {
   // Provider callbacks carry no API key (each is checked by its provider's signature): mounted before
   // the key check, like the document above, so that they answer first.
   if (roles.api) app.route("/api/v1/inbound", inboundRoutes(deps));
+  app.use("/api/v1/*", cors);
   if (roles.otp) app.use("/api/v1/otp/verify", verifyAnswersCountAttempts);
   app.use(
     "/api/v1/*",

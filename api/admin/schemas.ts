@@ -40,8 +40,8 @@ export const CreatedKey = z.object({ key: z.string(), prefix: z.string() }).open
 /** `DELETE /keys/{prefix}` answer. */
 export const RevokedKey = z.object({ revoked: z.boolean(), prefix: z.string() }).openapi("AdminRevokedKey");
 
-/** `POST /teams/{team_id}/wallet/topup` body: USD. */
-export const TopUpBody = z.strictObject({ amount: z.number().positive().max(1_000_000_000) }).openapi("AdminTopUp");
+/** `POST /teams/{team_id}/wallet/topup` body: USD, at least one micro-dollar (the wallet's unit; less would add nothing). */
+export const TopUpBody = z.strictObject({ amount: z.number().min(0.000001).max(1_000_000_000) }).openapi("AdminTopUp");
 
 /** A wallet balance in USD. */
 export const Balance = z.object({ balance: z.number() }).openapi("AdminBalance");

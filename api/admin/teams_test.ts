@@ -183,13 +183,18 @@ dbTest("wallet top-ups add up and the wallet shows them newest first", async () 
   assert.equal((await limited.json()).transactions.length, 1);
 });
 
-dbTest("a wallet top-up that is not a positive amount is 400", async () => {
+dbTest("a wallet top-up that is not a positive amount of at least one micro-dollar is 400", async () => {
   const { app, deps } = await setup();
   const { team } = await testTeam(deps);
-  for (const amount of [0, -5, "10", null]) {
+  for (const amount of [0, -5, "10", null, 0.0000004]) {
     const res = await app.request(`/admin/v1/teams/${team.id}/wallet/topup`, jsonRequest("POST", { amount }, TOKEN));
     assert.equal(res.status, 400, String(amount));
   }
+  const tiny = await app.request(
+    `/admin/v1/teams/${team.id}/wallet/topup`,
+    jsonRequest("POST", { amount: 1e-7 }, TOKEN),
+  );
+  assert.deepEqual((await tiny.json()).message, ["amount must not be less than 0.000001"]);
   const wallet = await app.request(`/admin/v1/teams/${team.id}/wallet`, { headers: TOKEN });
   assert.equal((await wallet.json()).balance, 0);
 });

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { dbTest, testTeam } from "../../shared/testing.ts";
+import { dbTest, jsonRequest, testTeam } from "../../shared/testing.ts";
 import { workflowBody, workflowSetup } from "../workflows/testing.ts";
 
 async function eventSetup() {
@@ -29,6 +29,8 @@ dbTest("POST /events/send without X-Team-ID, or with another team's id, is 401 '
   assert.equal(bad.status, 401);
   const ok = await send({}, { "X-Team-ID": team.id });
   assert.equal(ok.status, 400);
+  // The team's id in capitals (a UUID is case-insensitive), with spaces around it, is the team.
+  assert.equal((await send({}, { "X-Team-ID": ` ${team.id.toUpperCase()} ` })).status, 400);
 });
 
 dbTest("POST /events/send without event_name is 400 'Event name is required'", async () => {
@@ -113,3 +115,27 @@ dbTest("POST /events/send is open to publishable keys (it reaches the event chec
   assert.equal(res.status, 404);
   assert.equal(res.body.message, "Event type not found");
 });
+
+dbTest(
+  "a 401 for a missing X-Team-ID is not kept as the Idempotency-Key's answer: the retry with it runs",
+  async () => {
+    const { app, call, keys, team } = await eventSetup();
+    await call("POST", "/workflows", workflowBody());
+    const send = (teamId?: string) =>
+      app.request(
+        "/api/v1/events/send",
+        jsonRequest("POST", { event_name: "user_signup" }, {
+          "X-API-Key": keys.live,
+          "Idempotency-Key": "signup-1",
+          ...(teamId ? { "X-Team-ID": teamId } : {}),
+        }),
+      );
+    assert.equal((await send()).status, 401);
+    const retried = await send(team.id);
+    assert.equal(retried.headers.get("idempotent-replayed"), null);
+    assert.equal(retried.status, 201, await retried.clone().text());
+    const replayed = await send(team.id);
+    assert.equal(replayed.headers.get("idempotent-replayed"), "true");
+    assert.equal(replayed.status, 201);
+  },
+);

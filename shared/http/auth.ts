@@ -39,7 +39,8 @@ export function apiKeyAuth(deps: Deps, cache: KeyCache) {
 export function keyScope() {
   return async function scopeKey(c: Context<AppEnv>, next: Next): Promise<void> {
     const teamHeader = c.req.header("x-team-id");
-    if (teamHeader !== undefined && teamHeader.trim() !== c.get("team").id) {
+    // Team ids are UUIDs, which compare case-insensitively (ours are stored in lowercase).
+    if (teamHeader !== undefined && teamHeader.trim().toLowerCase() !== c.get("team").id) {
       throw new UnauthorizedError("Invalid team context", "invalid_team_context");
     }
     if (!c.get("apiKey").secret && !publishableMayCall(c.req.method, c.req.path)) throw new ForbiddenError();

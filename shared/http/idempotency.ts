@@ -115,7 +115,7 @@ async function keep(deps: Deps, teamId: string, idemKey: string, done: Done, bod
 /**
  * `Idempotency-Key` on POST: the same key and body within 24 h answer the first response again
  * (header `Idempotent-Replayed: true`) and create nothing; another body is 422; a request while
- * the first is still in flight is 409. 5xx answers are not kept, so a retry runs again.
+ * the first is still in flight is 409. 5xx, 401, 409 and 429 answers are not kept, so a retry runs again.
  */
 export function idempotency(deps: Deps) {
   return async function idempotent(c: Context<AppEnv>, next: Next): Promise<Response | void> {
@@ -145,7 +145,9 @@ export function idempotency(deps: Deps) {
     }
     await next();
     const res = c.res;
-    if (res.status >= 500 || res.status === 409 || res.status === 429) {
+    // Not kept either: a 401 (the event send's missing X-Team-ID) refused who asked, not what was asked,
+    // so the retry with the header corrected must run.
+    if (res.status >= 500 || res.status === 401 || res.status === 409 || res.status === 429) {
       await deps.kv.delete(key);
       return;
     }
