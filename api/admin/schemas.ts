@@ -30,9 +30,10 @@ export const CreatedTeam = z.object({
 }).openapi("AdminCreatedTeam");
 
 /** `POST /teams/{team_id}/keys` body. */
-export const CreateKeyBody = z.strictObject({ kind: z.enum(["live", "test", "publishable"]) }).openapi(
-  "AdminCreateKey",
-);
+export const CreateKeyBody = z.strictObject({ kind: z.enum(["live", "test", "publishable", "publishable_test"]) })
+  .openapi(
+    "AdminCreateKey",
+  );
 
 /** A new key (shown only here) and the prefix that names it for revocation. */
 export const CreatedKey = z.object({ key: z.string(), prefix: z.string() }).openapi("AdminCreatedKey");

@@ -28,6 +28,8 @@ const KINDS: Record<z.infer<typeof CreateKeyBody>["kind"], KeyKind> = {
   live: "sk_live",
   test: "sk_test",
   publishable: "pk_live",
+  // Beyond DESIGN's three kinds: a sandbox key for client-side code under test (DESIGN lists pk_test_).
+  publishable_test: "pk_test",
 };
 
 /** Teams, their API keys and their wallets. */

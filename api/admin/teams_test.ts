@@ -88,7 +88,12 @@ dbTest("POST /admin/v1/teams takes a plan and refuses an unknown one or a missin
 dbTest("POST /admin/v1/teams/{id}/keys creates a working key of each kind", async () => {
   const { app, deps } = await setup();
   const { team } = await testTeam(deps);
-  const expected = { live: /^sk_live_/, test: /^sk_test_/, publishable: /^pk_live_/ };
+  const expected = {
+    live: /^sk_live_/,
+    test: /^sk_test_/,
+    publishable: /^pk_live_/,
+    publishable_test: /^pk_test_/,
+  };
   for (const [kind, pattern] of Object.entries(expected)) {
     const res = await app.request(`/admin/v1/teams/${team.id}/keys`, jsonRequest("POST", { kind }, TOKEN));
     assert.equal(res.status, 201);
@@ -98,10 +103,12 @@ dbTest("POST /admin/v1/teams/{id}/keys creates a working key of each kind", asyn
     // A publishable key may create a contact but nothing else; either way it is not refused as unknown.
     const use = await app.request("/api/v1/contacts", jsonRequest("POST", {}, { "X-API-Key": key }));
     assert.notEqual(use.status, 401);
+    const list = await app.request("/api/v1/contacts", { headers: { "X-API-Key": key } });
+    assert.equal(list.status, kind.startsWith("publishable") ? 403 : 200, kind);
   }
   const bad = await app.request(`/admin/v1/teams/${team.id}/keys`, jsonRequest("POST", { kind: "root" }, TOKEN));
   assert.equal(bad.status, 400);
-  assert.deepEqual((await bad.json()).message, ["kind must be one of: live, test, publishable"]);
+  assert.deepEqual((await bad.json()).message, ["kind must be one of: live, test, publishable, publishable_test"]);
 });
 
 dbTest("admin routes of an unknown or malformed team id are 404 'Team not found'", async () => {
