@@ -1,5 +1,5 @@
 import type { Db, Sql } from "./db.ts";
-import { sendSetupChanged } from "./setup_changes.ts";
+import { sendSetupChanges } from "./changes.ts";
 import type { Channel } from "./providers/types.ts";
 
 /** A sender identity: email address and name, SMS sender id or number, WhatsApp number, push app. */
@@ -43,7 +43,7 @@ export async function upsertIdentity(
     }
     return await writeIdentity(tx, teamId, channel, id, input);
   });
-  sendSetupChanged();
+  sendSetupChanges.note();
   return identity;
 }
 
@@ -101,7 +101,7 @@ export async function setDomainVerified(db: Db, teamId: string, domain: string, 
   await db`
     insert into email_domains ${db({ team_id: teamId, domain: domain.toLowerCase(), verified })}
     on conflict (team_id, domain) do update set verified = excluded.verified, updated_at = now()`;
-  sendSetupChanged();
+  sendSetupChanges.note();
 }
 
 /** True when the address's domain is a verified domain of the team. */

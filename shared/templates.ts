@@ -1,4 +1,4 @@
-import { sendSetupChanged } from "./setup_changes.ts";
+import { sendSetupChanges } from "./changes.ts";
 import type { Db } from "./db.ts";
 import type { Channel } from "./providers/types.ts";
 
@@ -53,7 +53,7 @@ export async function upsertTemplate(
     on conflict (team_id, channel, key) do update set
       ${db(row, ...COLUMNS)}, updated_at = now()
     returning *`;
-  sendSetupChanged();
+  sendSetupChanges.note();
   return template;
 }
 

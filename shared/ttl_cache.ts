@@ -1,3 +1,5 @@
+import type { Changes } from "./changes.ts";
+
 interface Entry<V> {
   value: Promise<V>;
   expires: number;
@@ -5,20 +7,30 @@ interface Entry<V> {
 
 /**
  * A small time-bounded cache of look-ups (templates, identities, balances): concurrent callers of
- * one key share one load, and an entry lives `ttlMs`. A failed load is not kept.
+ * one key share one load, and an entry lives `ttlMs`. A failed load is not kept. With `forgetOn`,
+ * every entry is forgotten once that count of changes has moved.
  */
 export class TtlCache<V> {
   #entries = new Map<string, Entry<V>>();
   #ttlMs: number;
   #max: number;
+  #forgetOn: Changes | undefined;
+  /** `forgetOn`'s count when the entries were last forgotten. */
+  #seen: number;
 
-  constructor(ttlMs: number, max = 10_000) {
+  constructor(ttlMs: number, max = 10_000, forgetOn?: Changes) {
     this.#ttlMs = ttlMs;
     this.#max = max;
+    this.#forgetOn = forgetOn;
+    this.#seen = forgetOn?.count ?? 0;
   }
 
   /** The cached value of `key`, loading it with `load` when absent or expired. */
   get(key: string, now: number, load: () => Promise<V>): Promise<V> {
+    if (this.#forgetOn && this.#forgetOn.count !== this.#seen) {
+      this.#seen = this.#forgetOn.count;
+      this.#entries.clear();
+    }
     const hit = this.#entries.get(key);
     if (hit && hit.expires > now) return hit.value;
     const value = load();
@@ -40,10 +52,5 @@ export class TtlCache<V> {
   /** Forgets `key`. */
   delete(key: string): void {
     this.#entries.delete(key);
-  }
-
-  /** Forgets every key. */
-  clear(): void {
-    this.#entries.clear();
   }
 }

@@ -3,7 +3,7 @@ import type { Deps } from "../../shared/deps.ts";
 import { NotFoundError } from "../../shared/errors.ts";
 import { newRouter } from "../../shared/http/app.ts";
 import { completeTriggers } from "../../shared/workflows/complete.ts";
-import { workflowsChanged } from "../../shared/workflows/definitions.ts";
+import { workflowChanges } from "../../shared/changes.ts";
 import { eventTypes } from "./event_types.ts";
 import { listExecutions } from "./executions.ts";
 import {
@@ -40,7 +40,7 @@ function totalPages(total: number, limit: number): number {
 /** A team's workflows changed here: the API's event types and this process's worker caches forget them. */
 function forgetWorkflows(teamId: string): void {
   eventTypes.invalidate(teamId);
-  workflowsChanged();
+  workflowChanges.note();
 }
 
 /** Workflow definitions, statistics and history under /api/v1/workflows. */

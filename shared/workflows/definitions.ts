@@ -84,20 +84,3 @@ export async function workflowsForEvent(db: Db, teamId: string, name: string): P
     order by created_at, id`;
   return await withSteps(db, rows);
 }
-
-let changes = 0;
-
-/**
- * Notes that this process changed a team's workflows (created, updated, deleted): the worker's
- * caches of workflows (see worker/workflows/cache.ts) start afresh, so that an event accepted after
- * a deactivation never runs the workflow, nor misses one just created. A change made by another
- * process is seen within the caches' two seconds.
- */
-export function workflowsChanged(): void {
-  changes++;
-}
-
-/** How many times this process has changed workflows (see workflowsChanged). */
-export function workflowChanges(): number {
-  return changes;
-}

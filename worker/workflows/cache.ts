@@ -1,5 +1,6 @@
 import { TtlCache } from "../../shared/ttl_cache.ts";
-import { type Workflow, workflowById, workflowChanges, workflowsForEvent } from "../../shared/workflows/definitions.ts";
+import { workflowChanges } from "../../shared/changes.ts";
+import { type Workflow, workflowById, workflowsForEvent } from "../../shared/workflows/definitions.ts";
 import type { WorkerContext } from "../context.ts";
 import { loadRuns } from "./queries.ts";
 import type { RunContext } from "./variables.ts";
@@ -9,8 +10,6 @@ interface Caches {
   events: TtlCache<Workflow[]>;
   /** Runs by trigger and workflow: a run never changes once written, so entries live until evicted. */
   runs: Map<string, RunContext>;
-  /** workflowChanges() when the workflow caches were made: a change since empties them. */
-  changes: number;
 }
 
 /** Runs kept per worker (the oldest go first). */
@@ -24,19 +23,15 @@ const WORKFLOW_TTL_MS = 2_000;
 function of(w: WorkerContext): Caches {
   let c = caches.get(w);
   if (!c) {
-    c = { ...workflowCaches(), runs: new Map() };
+    // A change this process made to workflows empties the first two at once (workflowChanges).
+    c = {
+      workflows: new TtlCache<Workflow | undefined>(WORKFLOW_TTL_MS, 1_000, workflowChanges),
+      events: new TtlCache<Workflow[]>(WORKFLOW_TTL_MS, 1_000, workflowChanges),
+      runs: new Map(),
+    };
     caches.set(w, c);
   }
-  if (c.changes !== workflowChanges()) Object.assign(c, workflowCaches());
   return c;
-}
-
-function workflowCaches() {
-  return {
-    workflows: new TtlCache<Workflow | undefined>(WORKFLOW_TTL_MS, 1_000),
-    events: new TtlCache<Workflow[]>(WORKFLOW_TTL_MS, 1_000),
-    changes: workflowChanges(),
-  };
 }
 
 /** A workflow with its steps (each step job needs it), read at most every two seconds per worker. */
