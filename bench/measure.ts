@@ -4,7 +4,7 @@ import { type LoadResult, prepareLoad, type Requests, type RequestSpec, runLoad,
 import type { Options } from "./options.ts";
 import { type Inspector, summarise } from "./profile.ts";
 import type { BenchContext, HttpScenario, RateResult, RateScenario } from "./context.ts";
-import { cpuSeconds } from "./server.ts";
+import { cpuSeconds, mainThreadCpuSeconds } from "./server.ts";
 import type { Row } from "./table.ts";
 
 const benchStart = performance.now();
@@ -74,6 +74,8 @@ export interface CpuPerRequest {
   server: number;
   db?: number;
   client: number;
+  /** Share of the run's wall time the server's main thread (JavaScript and HTTP) was on a CPU, 0 to 1. */
+  serverMainBusy?: number;
 }
 
 /** All the CPU one request took on this machine. */
@@ -96,13 +98,23 @@ export async function measure(
   const pids = (await target.dbPids?.()) ?? [];
   const dbSeconds = async () => (await Promise.all(pids.map((pid) => cpuSeconds(pid)))).reduce((a, b) => a + b, 0);
   // The load generator's CPU: this process's, and (wrk) its children's once they have ended.
-  const before = [await cpuSeconds(target.pid), await dbSeconds(), await cpuSeconds(Deno.pid, true)];
+  const before = [
+    await cpuSeconds(target.pid),
+    await dbSeconds(),
+    await cpuSeconds(Deno.pid, true),
+    await mainThreadCpuSeconds(target.pid),
+  ];
   let result: LoadResult | undefined;
   const work = async () => {
     result = await measured();
   };
   const profile = target.inspector ? await target.inspector.profile(work) : (await work(), undefined);
-  const after = [await cpuSeconds(target.pid), await dbSeconds(), await cpuSeconds(Deno.pid, true)];
+  const after = [
+    await cpuSeconds(target.pid),
+    await dbSeconds(),
+    await cpuSeconds(Deno.pid, true),
+    await mainThreadCpuSeconds(target.pid),
+  ];
   const perRequest = (i: number) => ((after[i] - before[i]) * 1e6) / Math.max(1, result!.requests);
   if (profile) {
     const file = `${target.outDir}/profile-${target.name.replace(/\W+/g, "_")}-${connections}.cpuprofile`;
@@ -111,7 +123,12 @@ export async function measure(
       `\n--- CPU profile: ${target.name} @${connections} (${file})\n${summarise(profile, result!.requests)}\n`,
     );
   }
-  const cpuUs = { server: perRequest(0), db: target.dbPids ? perRequest(1) : undefined, client: perRequest(2) };
+  const cpuUs: CpuPerRequest = {
+    server: perRequest(0),
+    db: target.dbPids ? perRequest(1) : undefined,
+    client: perRequest(2),
+    serverMainBusy: after[3] > 0 && result!.seconds > 0 ? (after[3] - before[3]) / result!.seconds : undefined,
+  };
   return { result: result!, cpuUs };
 }
 
@@ -195,6 +212,9 @@ function merge(runs: Measured[]): Measured {
       server: weighted((m) => m.cpuUs.server)!,
       db: weighted((m) => m.cpuUs.db),
       client: weighted((m) => m.cpuUs.client)!,
+      serverMainBusy: runs.some((m) => m.cpuUs.serverMainBusy === undefined)
+        ? undefined
+        : sum((m) => m.cpuUs.serverMainBusy! * m.result.seconds) / seconds,
     },
   };
 }

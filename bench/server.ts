@@ -91,16 +91,33 @@ const CLK_TCK = 100;
 
 /** User plus system CPU seconds a process has used (all its threads), from /proc; 0 when unknown. */
 export async function cpuSeconds(pid: number, children = false): Promise<number> {
+  return statCpuSeconds(await readStat(`/proc/${pid}/stat`), children);
+}
+
+/**
+ * CPU seconds of a process's main thread alone (its thread id is the pid): in Deno, the thread that
+ * runs the JavaScript and serves HTTP, the service's bottleneck when it is CPU-bound. 0 when unknown.
+ */
+export async function mainThreadCpuSeconds(pid: number): Promise<number> {
+  return statCpuSeconds(await readStat(`/proc/${pid}/task/${pid}/stat`));
+}
+
+async function readStat(path: string): Promise<string | undefined> {
   try {
-    const stat = await Deno.readTextFile(`/proc/${pid}/stat`);
-    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th,
-    // then cutime and cstime (of the children it has waited for).
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const own = Number(fields[11]) + Number(fields[12]);
-    return (own + (children ? Number(fields[13]) + Number(fields[14]) : 0)) / CLK_TCK;
+    return await Deno.readTextFile(path);
   } catch {
-    return 0;
+    return undefined;
   }
+}
+
+/** User plus system CPU seconds of a /proc `stat` line (process or thread); 0 without one. */
+export function statCpuSeconds(stat: string | undefined, children = false): number {
+  if (!stat) return 0;
+  // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th,
+  // then cutime and cstime (of the children it has waited for).
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const own = Number(fields[11]) + Number(fields[12]);
+  return (own + (children ? Number(fields[13]) + Number(fields[14]) : 0)) / CLK_TCK;
 }
 
 async function tail(path: string, lines = 30): Promise<string> {

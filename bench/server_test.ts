@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { startTaskV8Flags } from "./server.ts";
+import { cpuSeconds, mainThreadCpuSeconds, startTaskV8Flags, statCpuSeconds } from "./server.ts";
 
 Deno.test("startTaskV8Flags() reads the V8 flags of deno.json's start task", async () => {
   const root = await Deno.makeTempDir();
@@ -11,4 +11,29 @@ Deno.test("startTaskV8Flags() reads the V8 flags of deno.json's start task", asy
   await write({});
   assert.deepEqual(await startTaskV8Flags(`${root}/`), []);
   await Deno.remove(root, { recursive: true });
+});
+
+Deno.test("statCpuSeconds reads utime and stime (and the children's) after a command name with spaces", () => {
+  const stat = "4242 (deno (main)) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 7 3 20 0 4 0 100 0 0";
+  assert.equal(statCpuSeconds(stat), 3);
+  assert.equal(statCpuSeconds(stat, true), 3.1);
+  assert.equal(statCpuSeconds(undefined), 0);
+});
+
+Deno.test("mainThreadCpuSeconds reads the main thread of a Deno process, whose time grows while it spins", async () => {
+  // A child, because `deno test` runs tests off the process's main thread.
+  const child = new Deno.Command(Deno.execPath(), { args: ["eval", "while (true) {}"], stdout: "null", stderr: "null" })
+    .spawn();
+  try {
+    const first = await mainThreadCpuSeconds(child.pid);
+    // Until its CPU time moves two ticks on (at most 10 s of wall time).
+    const deadline = performance.now() + 10_000;
+    let now = first;
+    while (now < first + 0.02 && performance.now() < deadline) now = await mainThreadCpuSeconds(child.pid);
+    assert.ok(now >= first + 0.02, `${first} → ${now}`);
+    assert.ok(now <= await cpuSeconds(child.pid));
+  } finally {
+    child.kill();
+    await child.status;
+  }
 });

@@ -21,8 +21,11 @@ export interface Row {
   /** The baseline this row is compared with, and its rate at the same connection count. */
   baseline?: string;
   baselineRate?: number;
-  /** CPU µs per request: the server process, the local Postgres server's backends, the load generator. */
-  cpuUsPerRequest?: { server: number; db?: number; client: number };
+  /**
+   * CPU µs per request: the server process, the local Postgres server's backends, the load generator;
+   * and the share of the run the server's main thread was busy (0 to 1).
+   */
+  cpuUsPerRequest?: { server: number; db?: number; client: number; serverMainBusy?: number };
   /** Baseline's CPU per request over this row's, all processes counted (see measure.ts `compare`). */
   cpuRatio?: number;
   /** rate / baselineRate. */
@@ -46,7 +49,7 @@ export function renderTable(rows: Row[]): string {
     "p99 ms",
     "errors",
     "vs baseline",
-    "CPU µs/req",
+    "CPU µs/req (main thread busy)",
     "CPU ratio",
     "notes",
   ];
@@ -73,9 +76,8 @@ export function renderTable(rows: Row[]): string {
     const cpu = r.cpuUsPerRequest;
     const cpuText = !cpu
       ? "—"
-      : cpu.db === undefined || cpu.db < 0.5
-      ? fmtInt(cpu.server)
-      : `${fmtInt(cpu.server)} + ${fmtInt(cpu.db)} db`;
+      : (cpu.db === undefined || cpu.db < 0.5 ? fmtInt(cpu.server) : `${fmtInt(cpu.server)} + ${fmtInt(cpu.db)} db`) +
+        (cpu.serverMainBusy === undefined ? "" : ` (main ${(cpu.serverMainBusy * 100).toFixed(0)} %)`);
     const cpuRatio = r.cpuRatio === undefined ? "—" : `${(r.cpuRatio * 100).toFixed(0)} %`;
     return [
       r.scenario,

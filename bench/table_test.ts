@@ -26,7 +26,7 @@ Deno.test("renderTable shows rates, latencies, errors and the ratio to the basel
       baseline: "pg-select",
       baselineRate: 10000,
       ratio: 0.65432,
-      cpuUsPerRequest: { server: 151.4, db: 80, client: 30 },
+      cpuUsPerRequest: { server: 151.4, db: 80, client: 30, serverMainBusy: 0.914 },
       cpuRatio: 0.5,
     },
     {
@@ -46,12 +46,12 @@ Deno.test("renderTable shows rates, latencies, errors and the ratio to the basel
   assert.equal(lines.length, 6);
   assert.match(
     lines[0],
-    /\| scenario +\| connections \| req\/s +\| p50 ms \| p99 ms \| errors +\| vs baseline +\| CPU µs\/req +\|/,
+    /\| scenario +\| connections \| req\/s +\| p50 ms \| p99 ms \| errors +\| vs baseline +\| CPU µs\/req \(main thread busy\) +\|/,
   );
   assert.match(lines[2], /\| baseline: SELECT +\| 50 +\| 10,000 +\| 4\.50 +\| 12\.3 +\| 0 /);
   assert.match(
     lines[3],
-    /\| 6,543 .*\*\*3\*\* \{"200":10,"500":3\} \| 65 % of pg-select \(10,000\) +\| 151 \+ 80 db +\|/,
+    /\| 6,543 .*\*\*3\*\* \{"200":10,"500":3\} \| 65 % of pg-select \(10,000\) +\| 151 \+ 80 db \(main 91 %\) +\|/,
   );
   assert.match(
     lines[4],
