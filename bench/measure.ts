@@ -5,7 +5,7 @@ import type { Options } from "./options.ts";
 import { type Inspector, summarise } from "./profile.ts";
 import type { BenchContext, HttpScenario, RateResult, RateScenario } from "./context.ts";
 import { cpuSeconds, mainThreadCpuSeconds } from "./server.ts";
-import type { Row } from "./table.ts";
+import type { CpuPerRequest, Row } from "./table.ts";
 
 const benchStart = performance.now();
 /** A progress line on stderr, stamped with the seconds since the bench started. */
@@ -67,15 +67,6 @@ export interface Target {
 interface Measured {
   result: LoadResult;
   cpuUs: CpuPerRequest;
-}
-
-/** CPU µs per request: server process, database backends (real server only), load generator (this process). */
-export interface CpuPerRequest {
-  server: number;
-  db?: number;
-  client: number;
-  /** Share of the run's wall time the server's main thread (JavaScript and HTTP) was on a CPU, 0 to 1. */
-  serverMainBusy?: number;
 }
 
 /** All the CPU one request took on this machine. */

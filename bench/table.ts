@@ -1,5 +1,14 @@
 /** The bench's result rows and their markdown table. */
 
+/** CPU µs per request: server process, database backends (real server only), load generator (the bench's process). */
+export interface CpuPerRequest {
+  server: number;
+  db?: number;
+  client: number;
+  /** Share of the run's wall time the server's main thread (JavaScript and HTTP) was on a CPU, 0 to 1. */
+  serverMainBusy?: number;
+}
+
 /** One line of the result table. */
 export interface Row {
   scenario: string;
@@ -21,11 +30,7 @@ export interface Row {
   /** The baseline this row is compared with, and its rate at the same connection count. */
   baseline?: string;
   baselineRate?: number;
-  /**
-   * CPU µs per request: the server process, the local Postgres server's backends, the load generator;
-   * and the share of the run the server's main thread was busy (0 to 1).
-   */
-  cpuUsPerRequest?: { server: number; db?: number; client: number; serverMainBusy?: number };
+  cpuUsPerRequest?: CpuPerRequest;
   /** Baseline's CPU per request over this row's, all processes counted (see measure.ts `compare`). */
   cpuRatio?: number;
   /** rate / baselineRate. */
