@@ -12,9 +12,16 @@ export class Changes {
     this.#count++;
   }
 
-  /** How many changes were noted. */
-  get count(): number {
-    return this.#count;
+  /** A reader that tells its cache when to forget: `moved()` is true once after each change (or run of them). */
+  watch(): { moved(): boolean } {
+    let seen = this.#count;
+    return {
+      moved: () => {
+        if (this.#count === seen) return false;
+        seen = this.#count;
+        return true;
+      },
+    };
   }
 }
 
@@ -26,7 +33,8 @@ export class Changes {
 export const sendSetupChanges = new Changes();
 
 /**
- * Workflow definitions (created, updated, deleted), cached by the worker (worker/workflows/cache.ts):
- * an event accepted after a deactivation never runs the workflow, nor misses one just created.
+ * Workflow definitions (created, updated, deleted), cached by the worker (worker/workflows/cache.ts)
+ * and by the event route's event types (api/workflows/event_types.ts): an event accepted after a
+ * deactivation never runs the workflow, nor misses one just created.
  */
 export const workflowChanges = new Changes();

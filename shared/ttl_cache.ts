@@ -14,23 +14,17 @@ export class TtlCache<V> {
   #entries = new Map<string, Entry<V>>();
   #ttlMs: number;
   #max: number;
-  #forgetOn: Changes | undefined;
-  /** `forgetOn`'s count when the entries were last forgotten. */
-  #seen: number;
+  #changes: { moved(): boolean } | undefined;
 
-  constructor(ttlMs: number, max = 10_000, forgetOn?: Changes) {
+  constructor(ttlMs: number, options: { max?: number; forgetOn?: Changes } = {}) {
     this.#ttlMs = ttlMs;
-    this.#max = max;
-    this.#forgetOn = forgetOn;
-    this.#seen = forgetOn?.count ?? 0;
+    this.#max = options.max ?? 10_000;
+    this.#changes = options.forgetOn?.watch();
   }
 
   /** The cached value of `key`, loading it with `load` when absent or expired. */
   get(key: string, now: number, load: () => Promise<V>): Promise<V> {
-    if (this.#forgetOn && this.#forgetOn.count !== this.#seen) {
-      this.#seen = this.#forgetOn.count;
-      this.#entries.clear();
-    }
+    if (this.#changes?.moved()) this.#entries.clear();
     const hit = this.#entries.get(key);
     if (hit && hit.expires > now) return hit.value;
     const value = load();

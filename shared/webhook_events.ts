@@ -70,7 +70,7 @@ interface EndpointSubscription {
  * A team's active endpoints, cached 5 s (create, change and delete invalidate at once): concurrent
  * emitters share one query, and the teams kept are bounded.
  */
-const cache = new TtlCache<EndpointSubscription[]>(5_000, 10_000);
+const cache = new TtlCache<EndpointSubscription[]>(5_000);
 
 /** Forgets the cached endpoints of a team (after its endpoints change). */
 export function invalidateEndpointCache(teamId: string): void {

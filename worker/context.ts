@@ -31,7 +31,7 @@ export function createWorkerContext(deps: Deps): WorkerContext {
   const w: WorkerContext = {
     deps,
     lookups: new SendLookups(deps.sql, deps.now),
-    specs: new TtlCache<SendSpec | undefined>(60_000, 1_000),
+    specs: new TtlCache<SendSpec | undefined>(60_000, { max: 1_000 }),
     deliveries: new Limiter(deps.config.DATABASE_URL ? 8 : 4),
     groups: new GroupCoalescer((job) => w.deliveries.run(() => handleSendGroup(w, job)), { defer }),
     defer,

@@ -93,8 +93,9 @@ dbTest("POST /events/send for a name no workflow of the team listens to is 404 '
   // Names match exactly.
   await call("POST", "/workflows", workflowBody({ event_type: "order_paid" }));
   assert.equal((await send({ event_name: "Order_Paid" })).status, 404);
-  // A deleted workflow's event type is no longer configured.
+  // A deleted workflow's event type is no longer configured, also just after it was accepted (cached).
   const created = await call("POST", "/workflows", workflowBody({ event_type: "cart_abandoned" }));
+  assert.equal((await send({ event_name: "cart_abandoned" })).status, 201);
   await call("DELETE", `/workflows/${created.body.id}`);
   assert.equal((await send({ event_name: "cart_abandoned" })).status, 404);
 });

@@ -4,7 +4,6 @@ import { NotFoundError } from "../../shared/errors.ts";
 import { newRouter } from "../../shared/http/app.ts";
 import { completeTriggers } from "../../shared/workflows/complete.ts";
 import { workflowChanges } from "../../shared/changes.ts";
-import { eventTypes } from "./event_types.ts";
 import { listExecutions } from "./executions.ts";
 import {
   checkTemplates,
@@ -37,12 +36,6 @@ function totalPages(total: number, limit: number): number {
   return Math.ceil(total / limit);
 }
 
-/** A team's workflows changed here: the API's event types and this process's worker caches forget them. */
-function forgetWorkflows(teamId: string): void {
-  eventTypes.invalidate(teamId);
-  workflowChanges.note();
-}
-
 /** Workflow definitions, statistics and history under /api/v1/workflows. */
 export function workflowsRoutes(deps: Deps) {
   const app = newRouter();
@@ -62,7 +55,7 @@ export function workflowsRoutes(deps: Deps) {
       const teamId = c.get("team").id;
       await checkTemplates(deps.sql, teamId, body.steps);
       const workflow = await createWorkflow(deps.sql, teamId, body);
-      forgetWorkflows(teamId);
+      workflowChanges.note();
       return c.json(workflowJson(workflow), 201);
     },
   );
@@ -124,7 +117,7 @@ export function workflowsRoutes(deps: Deps) {
       }
       const workflow = await updateWorkflow(deps.sql, teamId, id, body);
       if (!workflow) throw new NotFoundError("Workflow not found", "workflow_not_found");
-      forgetWorkflows(teamId);
+      workflowChanges.note();
       return c.json(workflowJson(workflow), 200);
     },
   );
@@ -143,7 +136,7 @@ export function workflowsRoutes(deps: Deps) {
       const teamId = c.get("team").id;
       const triggers = await deleteWorkflow(deps.sql, teamId, id);
       if (!triggers) throw new NotFoundError("Workflow not found", "workflow_not_found");
-      forgetWorkflows(teamId);
+      workflowChanges.note();
       await completeTriggers(deps, triggers);
       return c.json({ deleted: true, id }, 200);
     },

@@ -19,9 +19,9 @@ const TTL_MS = 3_000;
 export class SendLookups {
   #db: Db;
   #now: () => number;
-  #templates = new TtlCache<Template | undefined>(TTL_MS, undefined, sendSetupChanges);
-  #identities = new TtlCache<Identity | undefined>(TTL_MS, undefined, sendSetupChanges);
-  #domains = new TtlCache<boolean>(TTL_MS, undefined, sendSetupChanges);
+  #templates = new TtlCache<Template | undefined>(TTL_MS, { forgetOn: sendSetupChanges });
+  #identities = new TtlCache<Identity | undefined>(TTL_MS, { forgetOn: sendSetupChanges });
+  #domains = new TtlCache<boolean>(TTL_MS, { forgetOn: sendSetupChanges });
 
   constructor(db: Db, now: () => number) {
     this.#db = db;

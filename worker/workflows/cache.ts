@@ -25,8 +25,8 @@ function of(w: WorkerContext): Caches {
   if (!c) {
     // A change this process made to workflows empties the first two at once (workflowChanges).
     c = {
-      workflows: new TtlCache<Workflow | undefined>(WORKFLOW_TTL_MS, 1_000, workflowChanges),
-      events: new TtlCache<Workflow[]>(WORKFLOW_TTL_MS, 1_000, workflowChanges),
+      workflows: new TtlCache<Workflow | undefined>(WORKFLOW_TTL_MS, { max: 1_000, forgetOn: workflowChanges }),
+      events: new TtlCache<Workflow[]>(WORKFLOW_TTL_MS, { max: 1_000, forgetOn: workflowChanges }),
       runs: new Map(),
     };
     caches.set(w, c);
