@@ -105,7 +105,7 @@ dbTest("GET /triggers/{id} answers pending for a send the worker has not taken u
   const f = await sendingFixture();
   const id = newUuidV7();
   const record = newTriggerRecord(testSendSpec(f.team.id, { trigger_id: id }));
-  await f.deps.kv.set(sendKeys.pendingPage(pendingSlot(Date.now()), id), [record]);
+  await f.deps.kv.set(sendKeys.pendingPage(pendingSlot(uuidV7Time(id)!), id), [record]);
   const res = await (await f.get(`/api/v1/triggers/${id}`)).json();
   assert.equal(res.status, "pending");
   assert.equal(res.trigger_type, "sms");
