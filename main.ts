@@ -13,6 +13,7 @@ import { webhooksRoutes } from "./api/webhooks/routes.ts";
 import { whatsappRoutes } from "./api/whatsapp/routes.ts";
 import { workflowsRoutes } from "./api/workflows/routes.ts";
 import { triggerWorkflowRoutes } from "./api/workflows/trigger_routes.ts";
+import { SendLane } from "./api/sending/send_lane.ts";
 import { otpRoutes, verifyAnswersCountAttempts } from "./otp/routes.ts";
 import { loadConfig } from "./shared/config.ts";
 import type { Deps } from "./shared/deps.ts";
@@ -90,7 +91,7 @@ export async function serve(roles: Roles): Promise<void> {
     port: config.PORT,
     hostname: config.HOST,
     onListen: ({ hostname, port }) => log("info", "listening", { url: `http://${hostname}:${port}`, roles }),
-  }, app.fetch);
+  }, new SendLane(app, runtime.deps).fetch);
   // Graceful shutdown: stop accepting connections, let in-flight requests and queue jobs finish (up to
   // SHUTDOWN_TIMEOUT_MS in all), then close KV and the pool. A job cut off at the deadline stays in
   // the KV queue and is redelivered after the restart, so no accepted work is lost.

@@ -1,5 +1,5 @@
-import { createRoute, type OpenAPIHono, type z } from "@hono/zod-openapi";
-import type { Deps, Team } from "../../shared/deps.ts";
+import { createRoute, type OpenAPIHono, type RouteHandler, type z } from "@hono/zod-openapi";
+import type { ApiKey, Deps, Team } from "../../shared/deps.ts";
 import type { AppEnv } from "../../shared/http/env.ts";
 import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
 import type { Channel } from "../../shared/providers/types.ts";
@@ -59,45 +59,72 @@ export interface SendRoute<B extends SendFields> {
   plan: (body: B, team: Team, service: SendingService) => Promise<ChannelSend>;
 }
 
+/** A send route as the send lane (send_lane.ts) serves it: its body schema, and what it does with a valid body. */
+export interface LaneRoute {
+  body: z.ZodType;
+  /** Accepts a valid body for the key's team: the 201 answer's body. */
+  accept(body: unknown, team: Team, apiKey: ApiKey): Promise<unknown>;
+}
+
+/** The send routes' handlers, by handler: the lane finds them among the app's routes. */
+const laneRoutes = new WeakMap<object, LaneRoute>();
+
+/** The lane's view of a route handler, when it is a send route's. */
+export function laneRouteOf(handler: object): LaneRoute | undefined {
+  return laneRoutes.get(handler);
+}
+
 /**
  * Adds a channel's POST /send to its router: reads the schedule, lets the channel decide recipient
  * and content, checks a live key's wallet can pay one message, hands the send to the acceptor and
- * answers 201 (queued or scheduled).
+ * answers 201 (queued or scheduled). The send lane serves the same route without Hono (see send_lane.ts).
  */
 export function addSendRoute<B extends SendFields>(app: OpenAPIHono<AppEnv>, deps: Deps, route: SendRoute<B>): void {
   const service = sendingService(deps);
-  app.openapi(
-    createRoute({
-      method: "post",
-      path: "/send",
-      tags: [route.tag],
-      summary: route.summary,
-      request: { body: jsonBody(route.body) },
-      responses: { 201: jsonResponse(AcceptedSend, "Queued or scheduled"), ...errors(400, 403, 404, 409, 422) },
-    }),
-    async (c) => {
-      const body = c.req.valid("json") as B;
-      const team = c.get("team");
-      const now = deps.now();
-      route.check?.(body);
-      const at = scheduledFor(body, now);
-      const send = await route.plan(body, team, service);
-      const spec = newSendSpec({
-        team_id: team.id,
-        sandbox: c.get("apiKey").test,
-        trigger_type: route.channel,
-        body,
-        recipient: send.recipient,
-        contents: [send.content],
-        variables: send.variables,
-        now,
-        at,
-      });
-      if (send.cost && !spec.sandbox) await ensureAffordable(service, team.id, send.cost(spec.variables));
-      await service.acceptor.accept(spec, now);
-      return c.json(acceptedBody(spec, now, { delayMs: route.delayMs, executionFields: route.executionFields }), 201);
-    },
-  );
+  const lane: LaneRoute = {
+    body: route.body,
+    accept: (body, team, apiKey) => acceptSend(route, service, body as B, team, apiKey),
+  };
+  const definition = createRoute({
+    method: "post",
+    path: "/send",
+    tags: [route.tag],
+    summary: route.summary,
+    request: { body: jsonBody(route.body) },
+    responses: { 201: jsonResponse(AcceptedSend, "Queued or scheduled"), ...errors(400, 403, 404, 409, 422) },
+  });
+  const handler: RouteHandler<typeof definition, AppEnv> = async (c) =>
+    c.json(await acceptSend(route, service, c.req.valid("json") as B, c.get("team"), c.get("apiKey")), 201);
+  laneRoutes.set(handler, lane);
+  app.openapi(definition, handler);
+}
+
+/** What a send route does with a valid body: the 201 answer's body, or an AppError thrown. */
+async function acceptSend<B extends SendFields>(
+  route: SendRoute<B>,
+  service: SendingService,
+  body: B,
+  team: Team,
+  apiKey: ApiKey,
+) {
+  const now = service.deps.now();
+  route.check?.(body);
+  const at = scheduledFor(body, now);
+  const send = await route.plan(body, team, service);
+  const spec = newSendSpec({
+    team_id: team.id,
+    sandbox: apiKey.test,
+    trigger_type: route.channel,
+    body,
+    recipient: send.recipient,
+    contents: [send.content],
+    variables: send.variables,
+    now,
+    at,
+  });
+  if (send.cost && !spec.sandbox) await ensureAffordable(service, team.id, send.cost(spec.variables));
+  await service.acceptor.accept(spec, now);
+  return acceptedBody(spec, now, { delayMs: route.delayMs, executionFields: route.executionFields });
 }
 
 /**

@@ -25,35 +25,49 @@ export function newRouter(): OpenAPIHono<AppEnv> {
   });
 }
 
-function errorResponse(c: Context<AppEnv>, err: AppError): Response {
-  const body = err.status === 401 && err.code === "authentication_error" ? shapeB(err) : shapeA(err);
-  for (const [name, value] of Object.entries(c.get("errorFields") ?? {})) if (!(name in body)) body[name] = value;
-  for (const [name, value] of Object.entries(err.headers)) c.header(name, value);
-  return c.json(body, err.status as 400);
+/** What an error is answered with: status, body (Shape A / Shape B) and the error's own headers. */
+export interface ErrorAnswer {
+  status: number;
+  body: Record<string, unknown>;
+  headers: Record<string, string>;
+}
+
+/**
+ * The answer to any thrown error (see errorResponse), without a Hono context: also what the send lane
+ * (api/sending/send_lane.ts) answers. `fields` are added to the body unless the error sets them.
+ */
+export function errorAnswer(err: Error, requestId: string | undefined, fields?: Record<string, unknown>): ErrorAnswer {
+  const known = knownError(err, requestId);
+  const body = known.status === 401 && known.code === "authentication_error" ? shapeB(known) : shapeA(known);
+  for (const [name, value] of Object.entries(fields ?? {})) if (!(name in body)) body[name] = value;
+  return { status: known.status, body, headers: known.headers };
 }
 
 /** Renders any thrown error as Shape A / Shape B; unexpected ones are logged and become a 500. */
-export function handleError(err: Error, c: Context<AppEnv>): Response {
-  if (err instanceof AppError) return errorResponse(c, err);
+function errorResponse(err: Error, c: Context<AppEnv>): Response {
+  const answer = errorAnswer(err, c.get("requestId"), c.get("errorFields"));
+  for (const [name, value] of Object.entries(answer.headers)) c.header(name, value);
+  return c.json(answer.body, answer.status as 400);
+}
+
+/** Any thrown error as an AppError: Hono's own, unstorable text, else a logged 500. */
+function knownError(err: Error, requestId: string | undefined): AppError {
+  if (err instanceof AppError) return err;
   if (err instanceof HTTPException) {
     const status = err.status;
     if (status === 415) {
       // The route validator's answer to a body not declared as JSON (curl -d sends a form type).
-      return errorResponse(c, new AppError(415, "unsupported_media_type", "Content-Type must be application/json"));
+      return new AppError(415, "unsupported_media_type", "Content-Type must be application/json");
     }
     const message = status === 400 && /json/i.test(err.message)
       ? "Invalid JSON body"
       : err.message || reasonPhrase(status);
     const code = status === 413 ? "payload_too_large" : status === 400 ? "invalid_request" : "http_error";
-    return errorResponse(c, new AppError(status, code, message));
+    return new AppError(status, code, message);
   }
-  if (isUnstorableText(err)) return errorResponse(c, new AppError(400, "invalid_characters", UNSTORABLE_TEXT));
-  const requestId = c.get("requestId");
+  if (isUnstorableText(err)) return new AppError(400, "invalid_characters", UNSTORABLE_TEXT);
   log("error", "unhandled error", { request_id: requestId, error: String(err), stack: err.stack });
-  return errorResponse(
-    c,
-    new AppError(500, "internal_error", "Internal server error", { extra: { request_id: requestId } }),
-  );
+  return new AppError(500, "internal_error", "Internal server error", { extra: { request_id: requestId } });
 }
 
 /**
@@ -80,6 +94,34 @@ function routeOf(c: Context<AppEnv>): string {
   return c.req.routePath;
 }
 
+/** What is counted and logged of every answered request. */
+export interface RequestDone {
+  requestId: string;
+  teamId: string | undefined;
+  method: string;
+  /** The route pattern (`/api/v1/sms/send`), the metrics' label. */
+  route: string;
+  path: string;
+  status: number;
+  /** performance.now() when the request came in. */
+  started: number;
+}
+
+/** Counts an answered request in the metrics and writes its access log line (level info). */
+export function requestDone(done: RequestDone): void {
+  recordRequest(done.method, done.route, done.status, performance.now() - done.started);
+  if (!logs("info")) return;
+  log("info", "request", {
+    request_id: done.requestId,
+    team_id: done.teamId,
+    method: done.method,
+    route: done.route,
+    path: done.path,
+    status: done.status,
+    duration_ms: Math.round((performance.now() - done.started) * 100) / 100,
+  });
+}
+
 /** The root app: request ids, access logs, JSON body handling, one error path, 404s. */
 export function createBaseApp(): OpenAPIHono<AppEnv> {
   const app = newRouter();
@@ -90,29 +132,26 @@ export function createBaseApp(): OpenAPIHono<AppEnv> {
     // Set before the handler runs: a header set on a finished response makes Hono rebuild it.
     c.header("X-Request-Id", requestId);
     await next();
-    const route = routeOf(c);
-    recordRequest(c.req.method, route, c.res.status, performance.now() - started);
-    if (!logs("info")) return;
-    log("info", "request", {
-      request_id: requestId,
-      team_id: c.get("team")?.id,
+    requestDone({
+      requestId,
+      teamId: c.get("team")?.id,
       method: c.req.method,
-      route,
+      route: routeOf(c),
       path: c.req.path,
       status: c.res.status,
-      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+      started,
     });
   });
   app.use("*", jsonBody);
-  app.onError(handleError);
-  app.notFound((c) => errorResponse(c, new AppError(404, "route_not_found", `Cannot ${c.req.method} ${c.req.path}`)));
+  app.onError(errorResponse);
+  app.notFound((c) => errorResponse(new AppError(404, "route_not_found", `Cannot ${c.req.method} ${c.req.path}`), c));
   return app;
 }
 
 /**
  * Bounds JSON bodies before validation: over 1 MiB is 413, and an empty body with a JSON content
  * type counts as `{}` (clients send the header on body-less requests). Malformed JSON is answered
- * 400 'Invalid JSON body' where a route validates its body (see handleError).
+ * 400 'Invalid JSON body' where a route validates its body (see knownError).
  */
 async function jsonBody(c: Context<AppEnv>, next: () => Promise<void>): Promise<void> {
   const method = c.req.method;

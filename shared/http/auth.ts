@@ -1,6 +1,6 @@
 import type { Context, Next } from "hono";
 import { type KeyCache } from "../api_keys.ts";
-import type { Deps } from "../deps.ts";
+import type { Deps, Team } from "../deps.ts";
 import { AuthenticationError, ForbiddenError, UnauthorizedError } from "../errors.ts";
 import type { AppEnv } from "./env.ts";
 
@@ -38,14 +38,18 @@ export function apiKeyAuth(deps: Deps, cache: KeyCache) {
  */
 export function keyScope() {
   return async function scopeKey(c: Context<AppEnv>, next: Next): Promise<void> {
-    const teamHeader = c.req.header("x-team-id");
-    // Team ids are UUIDs, which compare case-insensitively (ours are stored in lowercase).
-    if (teamHeader !== undefined && teamHeader.trim().toLowerCase() !== c.get("team").id) {
+    if (!teamHeaderFits(c.req.header("x-team-id"), c.get("team"))) {
       throw new UnauthorizedError("Invalid team context", "invalid_team_context");
     }
     if (!c.get("apiKey").secret && !publishableMayCall(c.req.method, c.req.path)) throw new ForbiddenError();
     await next();
   };
+}
+
+/** Whether an `X-Team-ID` header (when sent) names the key's team. */
+export function teamHeaderFits(header: string | undefined | null, team: Team): boolean {
+  // Team ids are UUIDs, which compare case-insensitively (ours are stored in lowercase).
+  return header === undefined || header === null || header.trim().toLowerCase() === team.id;
 }
 
 /** Requires `X-Team-ID` (the event endpoint): missing is 401 'Invalid team context'. */

@@ -1,6 +1,6 @@
 import type { Context, Next } from "hono";
 import type { Config } from "../config.ts";
-import type { Deps, Team } from "../deps.ts";
+import type { ApiKey, Deps, Team } from "../deps.ts";
 import { RateLimitError } from "../errors.ts";
 import type { WindowCounter } from "../window_counter.ts";
 import type { AppEnv } from "./env.ts";
@@ -21,20 +21,36 @@ export function hourlyLimit(config: Config, plan: Team["plan"]): number {
   }
 }
 
+/** A request counted against its key's hourly limit: its answer's X-RateLimit-* headers, and the 429 past the limit. */
+export interface Counted {
+  headers: Record<string, string>;
+  refusal?: RateLimitError;
+}
+
+/** Counts a request of `apiKey` (of `team`) against its hourly limit. */
+export async function countRequest(deps: Deps, counter: WindowCounter, team: Team, apiKey: ApiKey): Promise<Counted> {
+  const now = deps.now();
+  const hit = await counter.hit("api", apiKey.id, hourlyLimit(deps.config, team.plan), HOUR_MS, now);
+  const headers = {
+    "X-RateLimit-Limit": String(hit.limit),
+    "X-RateLimit-Remaining": String(hit.remaining),
+    "X-RateLimit-Reset": String(Math.ceil(hit.resetAt / 1000)),
+  };
+  return hit.allowed
+    ? { headers }
+    : { headers, refusal: new RateLimitError("Rate limit exceeded", (hit.resetAt - now) / 1000) };
+}
+
 /**
  * Counts each request against its key's hourly limit, sets the X-RateLimit-* headers on the
  * answer, and refuses with 429 and Retry-After past the limit.
  */
 export function rateLimit(deps: Deps, counter: WindowCounter) {
   return async function limitRate(c: Context<AppEnv>, next: Next): Promise<void> {
-    const now = deps.now();
-    const limit = hourlyLimit(deps.config, c.get("team").plan);
-    const hit = await counter.hit("api", c.get("apiKey").id, limit, HOUR_MS, now);
+    const counted = await countRequest(deps, counter, c.get("team"), c.get("apiKey"));
     // Set before the handler runs: a header set on a finished response makes Hono rebuild it.
-    c.header("X-RateLimit-Limit", String(hit.limit));
-    c.header("X-RateLimit-Remaining", String(hit.remaining));
-    c.header("X-RateLimit-Reset", String(Math.ceil(hit.resetAt / 1000)));
-    if (!hit.allowed) throw new RateLimitError("Rate limit exceeded", (hit.resetAt - now) / 1000);
+    for (const [name, value] of Object.entries(counted.headers)) c.header(name, value);
+    if (counted.refusal) throw counted.refusal;
     await next();
   };
 }

@@ -20,7 +20,7 @@ export function specMessage(message: string, field: string, code: string): strin
 
 /**
  * The answer to text Postgres cannot store, whether validation finds it or the database does
- * (see handleError): 400 with code `invalid_characters`.
+ * (see knownError in app.ts): 400 with code `invalid_characters`.
  */
 export const UNSTORABLE_TEXT = "Text must not contain NUL (U+0000) characters or unpaired surrogates";
 
