@@ -72,7 +72,13 @@ export class SendLane {
     const path = req.method === "POST" ? pathOf(req.url) : undefined;
     const route = path === undefined ? undefined : this.#routes.get(path);
     if (!route) return await this.#app.fetch(req, info);
-    const taken = await this.#take(req, route);
+    let taken: Taken | Request | Error | undefined;
+    try {
+      taken = await this.#take(req, route);
+    } catch (err) {
+      // The key look-up or the body read failed: answered as the app answers such a failure (a 500).
+      taken = err instanceof Error ? err : new Error(String(err));
+    }
     if (!taken || taken instanceof Request) {
       this.counts.declined++;
       return await this.#app.fetch(taken ?? req, info);
@@ -109,12 +115,13 @@ export class SendLane {
   }
 
   /** Counts the request, runs the route and answers as the app would (the same body, headers, metrics and log). */
-  async #serve(route: LaneRoute, path: string, taken: Taken, started: number): Promise<Response> {
+  async #serve(route: LaneRoute, path: string, taken: Taken | Error, started: number): Promise<Response> {
     const requestId = crypto.randomUUID();
     const headers: Record<string, string> = { "Content-Type": "application/json", "X-Request-Id": requestId };
     let status = 201;
     let body: unknown;
     try {
+      if (taken instanceof Error) throw taken;
       const counted = await countRequest(this.#deps, this.#deps.counter, taken.team, taken.apiKey);
       Object.assign(headers, counted.headers);
       if (counted.refusal) throw counted.refusal;
@@ -124,7 +131,8 @@ export class SendLane {
       Object.assign(headers, answer.headers);
       ({ status, body } = answer);
     }
-    requestDone({ requestId, teamId: taken.team.id, method: "POST", route: path, path, status, started });
+    const teamId = taken instanceof Error ? undefined : taken.team.id;
+    requestDone({ requestId, teamId, method: "POST", route: path, path, status, started });
     return new Response(JSON.stringify(body), { status, headers });
   }
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { createService } from "../../main.ts";
+import { setLogLevel } from "../../shared/log.ts";
 import { metrics } from "../../shared/metrics.ts";
 import { dbTest, testDeps } from "../../shared/testing.ts";
 import { type SendingFixture, sendingFixture } from "../../worker/testing.ts";
@@ -266,4 +267,16 @@ dbTest("a middleware the send lane does not know in front of a send route stops 
     await next();
   });
   assert.throws(() => new SendLane(app, deps), /does not know what runs on POST \/api\/v1\/sms\/send/);
+});
+
+dbTest("a key look-up that fails is answered by the lane as by the app: a 500 in Shape A", async () => {
+  const { f } = await fixture();
+  const failing = { ...f.deps, keys: { get: () => Promise.reject(new Error("database unreachable")) } } as never;
+  const app = createService(failing);
+  const lane = new SendLane(app, failing);
+  setLogLevel("silent");
+  const { viaLane, viaApp } = await both({ ...f, app }, lane, { name: "failing", path: SMS, body: sms, lane: true });
+  assert.equal(viaLane.status, 500);
+  assert.match(viaLane.body, /"message":"Internal server error"/);
+  assert.deepEqual(viaLane, viaApp);
 });
