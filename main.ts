@@ -51,8 +51,8 @@ export function createService(deps: Deps, roles: Roles = ALL_ROLES) {
   if (roles.otp) app.use("/api/v1/otp/verify", verifyAnswersCountAttempts);
   app.use(
     "/api/v1/*",
-    apiKeyAuth(deps, deps.keys),
-    rateLimit(deps, deps.counter),
+    apiKeyAuth(deps),
+    rateLimit(deps),
     keyScope(),
     idempotency(deps),
   );

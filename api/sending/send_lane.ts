@@ -68,10 +68,10 @@ export class SendLane {
 
   /** Answers a request: in the lane when it can, else through the app. */
   fetch = async (req: Request, info?: unknown): Promise<Response> => {
-    const started = performance.now();
     const path = req.method === "POST" ? pathOf(req.url) : undefined;
     const route = path === undefined ? undefined : this.#routes.get(path);
     if (!route) return await this.#app.fetch(req, info);
+    const started = performance.now();
     let taken: Taken | Request | Error | undefined;
     try {
       taken = await this.#take(req, route);
@@ -122,7 +122,7 @@ export class SendLane {
     let body: unknown;
     try {
       if (taken instanceof Error) throw taken;
-      const counted = await countRequest(this.#deps, this.#deps.counter, taken.team, taken.apiKey);
+      const counted = await countRequest(this.#deps, taken.team, taken.apiKey);
       Object.assign(headers, counted.headers);
       if (counted.refusal) throw counted.refusal;
       body = await route.accept(taken.body, taken.team, taken.apiKey);

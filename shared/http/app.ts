@@ -109,7 +109,8 @@ export interface RequestDone {
 
 /** Counts an answered request in the metrics and writes its access log line (level info). */
 export function requestDone(done: RequestDone): void {
-  recordRequest(done.method, done.route, done.status, performance.now() - done.started);
+  const durationMs = performance.now() - done.started;
+  recordRequest(done.method, done.route, done.status, durationMs);
   if (!logs("info")) return;
   log("info", "request", {
     request_id: done.requestId,
@@ -118,7 +119,7 @@ export function requestDone(done: RequestDone): void {
     route: done.route,
     path: done.path,
     status: done.status,
-    duration_ms: Math.round((performance.now() - done.started) * 100) / 100,
+    duration_ms: Math.round(durationMs * 100) / 100,
   });
 }
 

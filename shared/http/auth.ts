@@ -1,5 +1,4 @@
 import type { Context, Next } from "hono";
-import { type KeyCache } from "../api_keys.ts";
 import type { Deps, Team } from "../deps.ts";
 import { AuthenticationError, ForbiddenError, UnauthorizedError } from "../errors.ts";
 import type { AppEnv } from "./env.ts";
@@ -20,11 +19,11 @@ export function publishableMayCall(method: string, path: string): boolean {
  * Authenticates `X-API-Key` (401 Shape B): the request's team and key. What the key may do is
  * checked after its rate limit (keyScope), so that those refusals count and carry its headers.
  */
-export function apiKeyAuth(deps: Deps, cache: KeyCache) {
+export function apiKeyAuth(deps: Deps) {
   return async function authenticate(c: Context<AppEnv>, next: Next): Promise<void> {
     const key = c.req.header("x-api-key")?.trim();
     if (!key) throw new AuthenticationError("Missing API key");
-    const record = await cache.get(deps.sql, key, deps.now());
+    const record = await deps.keys.get(deps.sql, key, deps.now());
     if (!record) throw new AuthenticationError("Invalid API key");
     c.set("team", record.team);
     c.set("apiKey", record.apiKey);

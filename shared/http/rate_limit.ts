@@ -2,7 +2,6 @@ import type { Context, Next } from "hono";
 import type { Config } from "../config.ts";
 import type { ApiKey, Deps, Team } from "../deps.ts";
 import { RateLimitError } from "../errors.ts";
-import type { WindowCounter } from "../window_counter.ts";
 import type { AppEnv } from "./env.ts";
 
 const HOUR_MS = 3_600_000;
@@ -27,10 +26,10 @@ export interface Counted {
   refusal?: RateLimitError;
 }
 
-/** Counts a request of `apiKey` (of `team`) against its hourly limit. */
-export async function countRequest(deps: Deps, counter: WindowCounter, team: Team, apiKey: ApiKey): Promise<Counted> {
+/** Counts a request of `apiKey` (of `team`) against its hourly limit, in the process's counter (`deps.counter`). */
+export async function countRequest(deps: Deps, team: Team, apiKey: ApiKey): Promise<Counted> {
   const now = deps.now();
-  const hit = await counter.hit("api", apiKey.id, hourlyLimit(deps.config, team.plan), HOUR_MS, now);
+  const hit = await deps.counter.hit("api", apiKey.id, hourlyLimit(deps.config, team.plan), HOUR_MS, now);
   const headers = {
     "X-RateLimit-Limit": String(hit.limit),
     "X-RateLimit-Remaining": String(hit.remaining),
@@ -45,9 +44,9 @@ export async function countRequest(deps: Deps, counter: WindowCounter, team: Tea
  * Counts each request against its key's hourly limit, sets the X-RateLimit-* headers on the
  * answer, and refuses with 429 and Retry-After past the limit.
  */
-export function rateLimit(deps: Deps, counter: WindowCounter) {
+export function rateLimit(deps: Deps) {
   return async function limitRate(c: Context<AppEnv>, next: Next): Promise<void> {
-    const counted = await countRequest(deps, counter, c.get("team"), c.get("apiKey"));
+    const counted = await countRequest(deps, c.get("team"), c.get("apiKey"));
     // Set before the handler runs: a header set on a finished response makes Hono rebuild it.
     for (const [name, value] of Object.entries(counted.headers)) c.header(name, value);
     if (counted.refusal) throw counted.refusal;
