@@ -30,10 +30,11 @@ export interface Counted {
 export async function countRequest(deps: Deps, team: Team, apiKey: ApiKey): Promise<Counted> {
   const now = deps.now();
   const hit = await deps.counter.hit("api", apiKey.id, hourlyLimit(deps.config, team.plan), HOUR_MS, now);
+  // Lowercase, as they go on the wire (hyper writes every name so): Deno's Headers takes them for less.
   const headers = {
-    "X-RateLimit-Limit": String(hit.limit),
-    "X-RateLimit-Remaining": String(hit.remaining),
-    "X-RateLimit-Reset": String(Math.ceil(hit.resetAt / 1000)),
+    "x-ratelimit-limit": String(hit.limit),
+    "x-ratelimit-remaining": String(hit.remaining),
+    "x-ratelimit-reset": String(Math.ceil(hit.resetAt / 1000)),
   };
   return hit.allowed
     ? { headers }

@@ -1,4 +1,4 @@
-import { newUlid, newUuidV7, uuidV7Time } from "./ids.ts";
+import { newUlid, newUuidV7 } from "./ids.ts";
 import { ContactFinder } from "../contacts/finder.ts";
 import type { ContactRow } from "../contacts/queries.ts";
 import type { Deps } from "../deps.ts";
@@ -98,11 +98,11 @@ export interface NewSend {
 
 /** A new send with fresh ids. */
 export function newSendSpec(send: NewSend): SendSpec {
-  const ids = newSendIds();
   // An execution id carries its trigger's time: a pending execution is found in its trigger's pending page.
-  const filed = uuidV7Time(ids.trigger_id);
+  const filed = Date.now();
   return {
-    ...ids,
+    trigger_id: newUuidV7(filed),
+    job_id: newUlid(),
     team_id: send.team_id,
     sandbox: send.sandbox,
     trigger_type: send.trigger_type,

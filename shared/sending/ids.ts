@@ -23,15 +23,21 @@ function pooledRandom(): number {
  */
 export const newUlid: (now?: number) => string = monotonicFactory(pooledRandom);
 
+/** The time part of the latest UUID v7 made: ids made in the same millisecond share it. */
+const prefixed = { at: Number.NaN, prefix: "" };
+
 /**
  * A UUID version 7 (RFC 9562): the first 48 bits are the creation time in ms, the rest random.
  * Trigger ids are v7 so that the time a pending trigger was accepted can be read back from its id
  * (see pendingSlot in keys.ts). Built from a random v4 UUID (its variant bits are v7's too).
  */
 export function newUuidV7(now: number = Date.now()): string {
-  const random = crypto.randomUUID();
-  const time = now.toString(16).padStart(12, "0").slice(-12);
-  return `${time.slice(0, 8)}-${time.slice(8)}-7${random.slice(15)}`;
+  if (now !== prefixed.at) {
+    const time = now.toString(16).padStart(12, "0").slice(-12);
+    prefixed.at = now;
+    prefixed.prefix = `${time.slice(0, 8)}-${time.slice(8)}-7`;
+  }
+  return prefixed.prefix + crypto.randomUUID().slice(15);
 }
 
 /** The creation time (ms) of a UUID v7, or undefined for any other id. */
