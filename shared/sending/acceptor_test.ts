@@ -21,6 +21,7 @@ Deno.test("sizeOf() is never under the V8 serialisation of a value (what a KV va
     testSendSpec("team-1", { variables: { name: "Zoë", body: "é".repeat(3_000), emoji: "📨".repeat(500) } }),
     { empty: {}, list: [], flag: true, n: 1.5, big: 2 ** 53, text: "" },
     ["a", "b", { c: "d" }],
+    { ["ключ".repeat(50)]: "é".repeat(10), ["名前"]: "名".repeat(200) },
   ];
   for (const value of values) assert.ok(sizeOf(value) >= serialize(value).length, JSON.stringify(value).slice(0, 80));
 });
