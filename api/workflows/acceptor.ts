@@ -4,24 +4,21 @@ import { Acceptor } from "../../shared/sending/acceptor.ts";
 import { storedJobOptions } from "../../shared/sending/jobs.ts";
 import { sendKeys } from "../../shared/sending/keys.ts";
 import { burstDeferral } from "../../shared/sending/pressure.ts";
-import type { TriggerRecord } from "../../shared/sending/trigger_record.ts";
+import { type PendingEntry, pendingRecordOf } from "../../shared/sending/trigger_record.ts";
 import type { WorkflowStartsJob, WorkflowStartStoredJob } from "../../shared/workflows/jobs.ts";
 import { triggerTypesOf, type WorkflowStart } from "../../shared/workflows/start.ts";
 
 /**
- * The pending KV record of a workflow trigger, in the shape GET /triggers/{id} reads, so that the
- * trigger answers at once (the worker records it in Postgres when it takes the start up).
+ * The pending entry of a workflow trigger (see PendingEntry), in the shape GET /triggers/{id} reads,
+ * so that the trigger answers at once (the worker records it in Postgres when it takes the start up).
  */
-function pendingRecord(start: WorkflowStart): TriggerRecord {
+function pendingEntry(start: WorkflowStart): PendingEntry {
   return {
     id: start.trigger_id,
     team_id: start.team_id,
     ...triggerTypesOf(start),
     job_id: start.job_id,
-    status: "pending",
     created_at: start.created_at,
-    started_at: null,
-    completed_at: null,
     scheduled_for: start.scheduled_for,
     executions: [],
     // Read by GET /triggers/{id}/workflow until the worker records the run.
@@ -57,7 +54,7 @@ async function acceptStored(deps: Deps, start: WorkflowStart): Promise<void> {
     due_at: due,
   };
   await committer.commit((op) => {
-    op.set(sendKeys.trigger(start.trigger_id), pendingRecord(start));
+    op.set(sendKeys.trigger(start.trigger_id), pendingRecordOf(pendingEntry(start)));
     op.enqueue(job, storedJobOptions(job, deps.now()));
   }, 2);
 }
@@ -72,7 +69,7 @@ export function workflowAcceptor(deps: Deps): Acceptor<WorkflowStart> {
   let acceptor = acceptors.get(deps.kv);
   if (!acceptor) {
     acceptor = new Acceptor<WorkflowStart>(deps.committer, {
-      record: pendingRecord,
+      pending: pendingEntry,
       groupJob: (id, starts): WorkflowStartsJob => ({ type: "workflow-starts", id, starts }),
       acceptStored: (start) => acceptStored(deps, start),
       deferral: burstDeferral(deps.config),

@@ -7,7 +7,7 @@ import { type BurstDeferral, inBurst } from "./pressure.ts";
 import { SPOOL_GRACE_MS, SPOOL_SLOT_MS, type SpoolDrainJob, spooled, spoolKeys, spoolSlot } from "./spool.ts";
 import { insertTriggers } from "./records.ts";
 import type { SendSpec } from "./spec.ts";
-import { newTriggerRecord, type TriggerRecord } from "./trigger_record.ts";
+import { type PendingEntry, pendingEntryOf } from "./trigger_record.ts";
 import { uuidV7Time } from "./ids.ts";
 
 /** What the Acceptor reads of an item (a send, a workflow start): its trigger and when it is due. */
@@ -21,7 +21,7 @@ export interface AcceptItem {
 /** What differs between the kinds of items an Acceptor takes. */
 export interface AcceptFlow<T extends AcceptItem> {
   /** The pending record of an item's trigger, which GET /triggers/{id} reads until the worker records it. */
-  record(item: T): TriggerRecord;
+  pending(item: T): PendingEntry;
   /** The queue job carrying items accepted together. */
   groupJob(id: string, items: T[]): { type: string; id: string };
   /** Records an item that does not travel in a group job (scheduled, or too large) and enqueues it alone. */
@@ -32,7 +32,7 @@ export interface AcceptFlow<T extends AcceptItem> {
 
 interface Waiting<T> {
   item: T;
-  record: TriggerRecord;
+  pending: PendingEntry;
   bytes: number;
 }
 
@@ -113,7 +113,7 @@ export class Acceptor<T extends AcceptItem> {
     this.#flow.deferral?.pressure.note(Date.now());
     const bytes = sizeOf(item);
     if (item.scheduled_for !== null || bytes > MESSAGE_BYTES) return await this.#flow.acceptStored(item, now);
-    await this.#groups.add({ item, record: this.#flow.record(item), bytes }, bytes + 400);
+    await this.#groups.add({ item, pending: this.#flow.pending(item), bytes }, bytes + 400);
   }
 
   async #commit(group: Waiting<T>[]): Promise<void> {
@@ -172,15 +172,15 @@ function chunk<V>(items: { value: V; bytes: number }[]): V[][] {
 }
 
 /** The group's pending records, one page (a KV value under 64 KiB) per time slot of their ids. */
-function pendingPages<T extends AcceptItem>(group: Waiting<T>[]): { key: Deno.KvKey; records: TriggerRecord[] }[] {
+function pendingPages<T extends AcceptItem>(group: Waiting<T>[]): { key: Deno.KvKey; records: PendingEntry[] }[] {
   const slots = new Map<number, Waiting<T>[]>();
   for (const w of group) {
     const slot = pendingSlot(uuidV7Time(w.item.trigger_id) ?? w.item.created_at);
     slots.set(slot, [...slots.get(slot) ?? [], w]);
   }
-  const pages: { key: Deno.KvKey; records: TriggerRecord[] }[] = [];
+  const pages: { key: Deno.KvKey; records: PendingEntry[] }[] = [];
   for (const [slot, members] of slots) {
-    for (const records of chunk(members.map((w) => ({ value: w.record, bytes: 600 })))) {
+    for (const records of chunk(members.map((w) => ({ value: w.pending, bytes: 600 })))) {
       pages.push({ key: sendKeys.pendingPage(slot, records[0].id), records });
     }
   }
@@ -197,7 +197,7 @@ export function sendAcceptor(
   deferral?: BurstDeferral,
 ): Acceptor<SendSpec> {
   return new Acceptor<SendSpec>(committer, {
-    record: newTriggerRecord,
+    pending: pendingEntryOf,
     groupJob: (id, sends): SendGroupJob => ({ type: "send-group", id, sends, attempt: 0 }),
     async acceptStored(spec, now) {
       await insertTriggers(db, [spec], "pending", now);

@@ -8,7 +8,9 @@ import { testSendSpec } from "./testing.ts";
 import type { SendGroupJob } from "./jobs.ts";
 import { AcceptPressure } from "./pressure.ts";
 import { drainSpool, type SpoolDrainJob, spooled, spoolKeys, type SpoolPage, spoolSlot } from "./spool.ts";
-import { findPendingRecord, newTriggerRecord } from "./trigger_record.ts";
+import { findPendingRecord, newTriggerRecord, pendingEntryOf } from "./trigger_record.ts";
+import { newUuidV7 } from "./ids.ts";
+import { pendingSlot, sendKeys } from "./keys.ts";
 
 function spec(teamId: string, extra: Partial<SendSpec> = {}): SendSpec {
   return testSendSpec(teamId, { variables: { note: "x".repeat(1_000) }, ...extra });
@@ -73,6 +75,36 @@ dbTest("Acceptor commits the sends of concurrent callers together, pending recor
   h.kv.close();
 });
 
+dbTest(
+  "pending pages keep short entries; a page of whole records, as written before, reads back the same",
+  async () => {
+    const deps = await testDeps();
+    const { team } = await testTeam(deps);
+    const h = await harness();
+    const s = spec(team.id);
+    await sendAcceptor(h.committer, deps.sql).accept(s, Date.now());
+    const [page] = await Array.fromAsync(h.kv.list<Record<string, unknown>[]>({ prefix: ["send_pending"] }));
+    assert.deepEqual(Object.keys(page.value[0]).sort(), [
+      "created_at",
+      "executions",
+      "flow_type",
+      "id",
+      "job_id",
+      "recipient_type",
+      "scheduled_for",
+      "team_id",
+      "trigger_type",
+    ]);
+    const record = await findPendingRecord(h.kv, s.trigger_id);
+    assert.deepEqual(record, newTriggerRecord(s));
+    // A whole record in a page (the form before entries) is found and read as it is.
+    const old = spec(team.id, { trigger_id: newUuidV7() });
+    await h.kv.set(sendKeys.pendingPage(pendingSlot(Date.now()), old.trigger_id), [newTriggerRecord(old)]);
+    assert.deepEqual(await findPendingRecord(h.kv, old.trigger_id), newTriggerRecord(old));
+    h.kv.close();
+  },
+);
+
 dbTest("Acceptor records a scheduled or oversized send in Postgres and enqueues it by id", async () => {
   const deps = await testDeps();
   const { team } = await testTeam(deps);
@@ -100,7 +132,7 @@ dbTest(
     const h = await harness();
     const pressure = new AcceptPressure();
     const acceptor = new Acceptor<SendSpec>(h.committer, {
-      record: newTriggerRecord,
+      pending: pendingEntryOf,
       groupJob: (id, sends) => ({ type: "send-group", id, sends, attempt: 0 }),
       acceptStored: () => Promise.reject(new Error("not stored")),
       deferral: { pressure, busyRate: 10, maxDelayMs: 60_000 },

@@ -85,8 +85,17 @@ export function finalStatus(counts: Counts): "completed" | "failed" {
   return counts.sent === 0 && counts.failed > 0 ? "failed" : "completed";
 }
 
-/** The pending record of a send just accepted. */
-export function newTriggerRecord(spec: SendSpec): TriggerRecord {
+/**
+ * A pending record as the Acceptor's pages keep it: without the fields every pending record has the
+ * same value in (status, start and end times, each execution's status and counts). V8 writes each
+ * field's name with its value, and a page is written for every send accepted.
+ */
+export type PendingEntry = Omit<TriggerRecord, "status" | "started_at" | "completed_at" | "executions"> & {
+  executions: Pick<ExecutionRecord, "id" | "channel">[];
+};
+
+/** The pending entry of a send just accepted. */
+export function pendingEntryOf(spec: SendSpec): PendingEntry {
   return {
     id: spec.trigger_id,
     team_id: spec.team_id,
@@ -94,19 +103,26 @@ export function newTriggerRecord(spec: SendSpec): TriggerRecord {
     trigger_type: spec.trigger_type,
     recipient_type: spec.recipient_type,
     job_id: spec.job_id,
-    status: "pending",
     created_at: spec.created_at,
+    scheduled_for: spec.scheduled_for,
+    executions: spec.executions.map((e) => ({ id: e.id, channel: e.content.channel })),
+  };
+}
+
+/** The pending record an entry stands for (a whole record, as pages held them before entries, reads back as it is). */
+export function pendingRecordOf(entry: PendingEntry | TriggerRecord): TriggerRecord {
+  return {
+    status: "pending",
     started_at: null,
     completed_at: null,
-    scheduled_for: spec.scheduled_for,
-    executions: spec.executions.map((e) => ({
-      id: e.id,
-      channel: e.content.channel,
-      status: "pending",
-      counts: null,
-      completed_at: null,
-    })),
+    ...entry,
+    executions: entry.executions.map((e) => ({ status: "pending", counts: null, completed_at: null, ...e })),
   };
+}
+
+/** The pending record of a send just accepted. */
+export function newTriggerRecord(spec: SendSpec): TriggerRecord {
+  return pendingRecordOf(pendingEntryOf(spec));
 }
 
 /** Marks executions of a record final with their counts, and the trigger too once every execution is. */
@@ -184,9 +200,11 @@ export async function findPendingRecord(
 ): Promise<TriggerRecord | undefined> {
   const at = uuidV7Time(id);
   if (at === undefined) return undefined;
-  for await (const page of kv.list<TriggerRecord[]>({ prefix: sendKeys.pendingSlot(pendingSlot(at)) })) {
-    const found = page.value.find(holds);
-    if (found) return found;
+  for await (const page of kv.list<PendingEntry[]>({ prefix: sendKeys.pendingSlot(pendingSlot(at)) })) {
+    for (const entry of page.value) {
+      const record = pendingRecordOf(entry);
+      if (holds(record)) return record;
+    }
   }
   return undefined;
 }
