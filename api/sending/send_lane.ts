@@ -117,7 +117,7 @@ export class SendLane {
   /** Counts the request, runs the route and answers as the app would (the same body, headers, metrics and log). */
   async #serve(route: LaneRoute, path: string, taken: Taken | Error, started: number): Promise<Response> {
     const requestId = crypto.randomUUID();
-    // Lowercase names, as they go on the wire: 1.4 µs less an answer of five headers in Deno (measured).
+    // Lowercase names, as the app writes them (Deno keeps a name's case on the wire; Hono lowercases).
     const headers: Record<string, string> = { "content-type": "application/json", "x-request-id": requestId };
     let status = 201;
     let body: unknown;

@@ -280,3 +280,44 @@ dbTest("a key look-up that fails is answered by the lane as by the app: a 500 in
   assert.match(viaLane.body, /"message":"Internal server error"/);
   assert.deepEqual(viaLane, viaApp);
 });
+
+/** Posts `body` to `path` over a real socket and answers the raw head of the HTTP/1.1 answer. */
+async function rawPost(port: number, path: string, body: string, headers: Record<string, string>): Promise<string> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const head = [
+    `POST ${path} HTTP/1.1`,
+    "Host: localhost",
+    "Connection: close",
+    "Content-Type: application/json",
+    `Content-Length: ${new TextEncoder().encode(body).length}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  await conn.write(new TextEncoder().encode(`${head.join("\r\n")}\r\n\r\n${body}`));
+  const answer = await new Response(conn.readable).text();
+  return answer.slice(0, answer.indexOf("\r\n\r\n"));
+}
+
+dbTest("on the wire, the lane's answer names its headers as the app's does", async () => {
+  const { f, lane } = await fixture();
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, lane.fetch);
+  try {
+    const viaLane = await rawPost(server.addr.port, SMS, JSON.stringify(sms), { "X-API-Key": f.keys.live });
+    assert.equal(lane.counts.served, 1);
+    // An Idempotency-Key sends it through the app.
+    const viaApp = await rawPost(server.addr.port, SMS, JSON.stringify(sms), {
+      "X-API-Key": f.keys.live,
+      "Idempotency-Key": crypto.randomUUID(),
+    });
+    assert.equal(lane.counts.declined, 1);
+    // Names as written, case and all (HTTP/1.1 names are case-insensitive, but a client may not be).
+    const names = (head: string) => head.split("\r\n").slice(1).map((line) => line.slice(0, line.indexOf(":"))).sort();
+    assert.match(viaLane, /^HTTP\/1\.1 201 /);
+    assert.match(viaApp, /^HTTP\/1\.1 201 /);
+    assert.deepEqual(names(viaLane), names(viaApp));
+    for (const name of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "x-request-id"]) {
+      assert.ok(names(viaLane).includes(name), `${name} in\n${viaLane}`);
+    }
+  } finally {
+    await server.shutdown();
+  }
+});

@@ -30,7 +30,7 @@ export interface Counted {
 export async function countRequest(deps: Deps, team: Team, apiKey: ApiKey): Promise<Counted> {
   const now = deps.now();
   const hit = await deps.counter.hit("api", apiKey.id, hourlyLimit(deps.config, team.plan), HOUR_MS, now);
-  // Lowercase, as they go on the wire (hyper writes every name so): Deno's Headers takes them for less.
+  // Lowercase, as every answer of the app writes its header names (Hono's Headers lowercases them).
   const headers = {
     "x-ratelimit-limit": String(hit.limit),
     "x-ratelimit-remaining": String(hit.remaining),
