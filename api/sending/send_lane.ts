@@ -129,7 +129,7 @@ export class SendLane {
       body = await route.accept(taken.body, taken.team, taken.apiKey);
     } catch (err) {
       const answer = errorAnswer(err instanceof Error ? err : new Error(String(err)), requestId);
-      Object.assign(headers, answer.headers);
+      for (const [name, value] of Object.entries(answer.headers)) headers[name.toLowerCase()] = value;
       ({ status, body } = answer);
     }
     const teamId = taken instanceof Error ? undefined : taken.team.id;

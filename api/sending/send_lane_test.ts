@@ -297,26 +297,34 @@ async function rawPost(port: number, path: string, body: string, headers: Record
   return answer.slice(0, answer.indexOf("\r\n\r\n"));
 }
 
-dbTest("on the wire, the lane's answer names its headers as the app's does", async () => {
-  const { f, lane } = await fixture();
+dbTest("on the wire, the lane's answers name their headers as the app's do, a 429's too", async () => {
+  const deps = await testDeps({ RATE_LIMIT_PRO: 2 });
+  const f = await sendingFixture("pro");
+  const app = createService(deps);
+  const lane = new SendLane(app, deps);
+  await f.template("sms", "hello", { body: "Hi {{name}}" });
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, lane.fetch);
-  try {
-    const viaLane = await rawPost(server.addr.port, SMS, JSON.stringify(sms), { "X-API-Key": f.keys.live });
-    assert.equal(lane.counts.served, 1);
-    // An Idempotency-Key sends it through the app.
-    const viaApp = await rawPost(server.addr.port, SMS, JSON.stringify(sms), {
-      "X-API-Key": f.keys.live,
-      "Idempotency-Key": crypto.randomUUID(),
+  // An Idempotency-Key sends a request through the app. The test key's limit is 2 an hour.
+  const post = (viaApp: boolean) =>
+    rawPost(server.addr.port, SMS, JSON.stringify(sms), {
+      "X-API-Key": f.keys.test,
+      ...(viaApp ? { "Idempotency-Key": crypto.randomUUID() } : {}),
     });
-    assert.equal(lane.counts.declined, 1);
-    // Names as written, case and all (HTTP/1.1 names are case-insensitive, but a client may not be).
-    const names = (head: string) => head.split("\r\n").slice(1).map((line) => line.slice(0, line.indexOf(":"))).sort();
-    assert.match(viaLane, /^HTTP\/1\.1 201 /);
-    assert.match(viaApp, /^HTTP\/1\.1 201 /);
-    assert.deepEqual(names(viaLane), names(viaApp));
-    for (const name of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "x-request-id"]) {
-      assert.ok(names(viaLane).includes(name), `${name} in\n${viaLane}`);
+  // Names as written, case and all (HTTP/1.1 names are case-insensitive, but a client may not be).
+  const names = (head: string) => head.split("\r\n").slice(1).map((line) => line.slice(0, line.indexOf(":"))).sort();
+  try {
+    const sent = [await post(false), await post(true)];
+    const refused = [await post(false), await post(true)];
+    assert.deepEqual(lane.counts, { served: 2, declined: 2 });
+    for (const [status, [viaLane, viaApp]] of [[201, sent], [429, refused]] as const) {
+      assert.match(viaLane, new RegExp(`^HTTP/1\\.1 ${status} `));
+      assert.match(viaApp, new RegExp(`^HTTP/1\\.1 ${status} `));
+      assert.deepEqual(names(viaLane), names(viaApp));
+      for (const name of ["x-ratelimit-limit", "x-ratelimit-remaining", "x-ratelimit-reset", "x-request-id"]) {
+        assert.ok(names(viaLane).includes(name), `${name} in\n${viaLane}`);
+      }
     }
+    assert.ok(names(refused[0]).includes("retry-after"), refused[0]);
   } finally {
     await server.shutdown();
   }
