@@ -1,3 +1,5 @@
+import { once } from "node:events";
+import { connect } from "node:net";
 import postgres from "postgres";
 import type { Config } from "./config.ts";
 
@@ -72,6 +74,7 @@ async function startEmbedded(dir: string, connection?: Record<string, string>): 
     onnotice: () => {},
     types: TYPES,
     connection,
+    ...safeTransactions(port),
   });
   if (connection?.search_path) {
     await sql`create schema if not exists ${sql(connection.search_path)}`;
@@ -83,6 +86,36 @@ async function startEmbedded(dir: string, connection?: Record<string, string>): 
       await sql.end({ timeout: 5 });
       await server.stop();
       await pglite.close();
+    },
+  };
+}
+
+/**
+ * postgres.js 3.4.9 can send a transaction's BEGIN without keeping the connection for it when the
+ * BEGIN fills the connection's pipeline (100 queries) or meets a socket whose buffer is full
+ * (porsager/postgres#1189, #823; fixes proposed, not released): the transaction's queries then throw
+ * a TypeError nothing catches, which ends the process, and the connection stays inside the open
+ * transaction, so unrelated queries run in it. Also, a full socket's 'drain' hands a connection back
+ * to the pool in the middle of a transaction. With PGlite's one connection, a burst of deliveries
+ * meets both. So for PGlite: no limit to the pipeline, and a socket that takes every write (the bytes
+ * queue in memory, as the queries would in the pool) and so never drains.
+ */
+function safeTransactions(port: number): Record<string, unknown> {
+  return {
+    max_pipeline: Number.MAX_SAFE_INTEGER,
+    socket: async () => {
+      const socket = connect(port, "127.0.0.1");
+      await once(socket, "connect");
+      const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+      socket.write = ((...args: unknown[]) => {
+        write(...args);
+        return true;
+      }) as typeof socket.write;
+      const on = socket.on.bind(socket);
+      socket.on =
+        ((event: string, listener: (...args: unknown[]) => void) =>
+          event === "drain" ? socket : on(event, listener)) as typeof socket.on;
+      return socket;
     },
   };
 }
