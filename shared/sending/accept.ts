@@ -69,9 +69,9 @@ export function scheduledFor(body: ScheduleFields, now: number): number | undefi
   return at;
 }
 
-/** Ids of a new send: trigger (UUID v7: its accept time can be read back) and queue job id (ulid). */
-export function newSendIds(): { trigger_id: string; job_id: string } {
-  return { trigger_id: newUuidV7(), job_id: newUlid() };
+/** Ids of a new send made at `now`: trigger (UUID v7: its accept time can be read back) and queue job id (ulid). */
+export function newSendIds(now = Date.now()): { trigger_id: string; job_id: string } {
+  return { trigger_id: newUuidV7(now), job_id: newUlid() };
 }
 
 /** What a new send is made of: the route's body gives its recipient_type, variables, metadata and campaign. */
@@ -101,8 +101,7 @@ export function newSendSpec(send: NewSend): SendSpec {
   // An execution id carries its trigger's time: a pending execution is found in its trigger's pending page.
   const filed = Date.now();
   return {
-    trigger_id: newUuidV7(filed),
-    job_id: newUlid(),
+    ...newSendIds(filed),
     team_id: send.team_id,
     sandbox: send.sandbox,
     trigger_type: send.trigger_type,
