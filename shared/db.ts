@@ -50,6 +50,7 @@ export async function connectDatabase(config: Config, options: ConnectOptions = 
       onnotice: () => {},
       types: TYPES,
       connection,
+      ...safeTransactions(plainTcpAddress(config.DATABASE_URL)),
     });
     return { sql, kind: "postgres", close: () => sql.end({ timeout: 5 }) };
   }
@@ -74,7 +75,7 @@ async function startEmbedded(dir: string, connection?: Record<string, string>): 
     onnotice: () => {},
     types: TYPES,
     connection,
-    ...safeTransactions(port),
+    ...safeTransactions({ host: "127.0.0.1", port }),
   });
   if (connection?.search_path) {
     await sql`create schema if not exists ${sql(connection.search_path)}`;
@@ -94,18 +95,25 @@ async function startEmbedded(dir: string, connection?: Record<string, string>): 
  * postgres.js 3.4.9 can send a transaction's BEGIN without keeping the connection for it when the
  * BEGIN fills the connection's pipeline (100 queries) or meets a socket whose buffer is full
  * (porsager/postgres#1189, #823; fixes proposed, not released): the transaction's queries then throw
- * a TypeError nothing catches, which ends the process, and the connection stays inside the open
- * transaction, so unrelated queries run in it. Also, a full socket's 'drain' hands a connection back
- * to the pool in the middle of a transaction. With PGlite's one connection, a burst of deliveries
- * meets both. So for PGlite: no limit to the pipeline, and a socket that takes every write (the bytes
- * queue in memory, as the queries would in the pool) and so never drains.
+ * a TypeError nothing catches, which ends the process, or fail UNSAFE_TRANSACTION, and the connection
+ * stays inside the open transaction, so unrelated queries run in it. Also, a full socket's 'drain'
+ * hands a connection back to the pool in the middle of a transaction. PGlite's one connection meets
+ * both in a burst of deliveries. So: no limit to the pipeline and, where we can open the socket
+ * ourselves (`address`), one that takes every write (the bytes queue in memory, as the queries
+ * would in the pool) and so never drains.
  */
-function safeTransactions(port: number): Record<string, unknown> {
+function safeTransactions(address?: { host: string; port: number }): Record<string, unknown> {
+  if (!address) return { max_pipeline: Number.MAX_SAFE_INTEGER };
   return {
     max_pipeline: Number.MAX_SAFE_INTEGER,
     socket: async () => {
-      const socket = connect(port, "127.0.0.1");
-      await once(socket, "connect");
+      const socket = connect(address.port, address.host);
+      try {
+        await once(socket, "connect", { signal: AbortSignal.timeout(CONNECT_TIMEOUT_MS) });
+      } catch (err) {
+        socket.destroy();
+        throw err;
+      }
       const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
       socket.write = ((...args: unknown[]) => {
         write(...args);
@@ -118,6 +126,26 @@ function safeTransactions(port: number): Record<string, unknown> {
       return socket;
     },
   };
+}
+
+/** postgres.js's own connect_timeout (30 s), for the sockets we open. */
+const CONNECT_TIMEOUT_MS = 30_000;
+
+/**
+ * The one TCP host and port of a server URL without TLS, where our socket can stand in for
+ * postgres.js's; undefined for TLS, a Unix socket or several hosts (postgres.js opens those itself).
+ */
+export function plainTcpAddress(url: string): { host: string; port: number } | undefined {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return undefined;
+  }
+  const ssl = parsed.searchParams.get("sslmode") ?? parsed.searchParams.get("ssl");
+  if (ssl !== null && ssl !== "disable" && ssl !== "false") return undefined;
+  if (!parsed.hostname || parsed.searchParams.has("host")) return undefined;
+  return { host: parsed.hostname.replace(/^\[(.*)\]$/, "$1"), port: Number(parsed.port || 5432) };
 }
 
 /** Marks a free-form object as a JSON parameter (for jsonb columns). */

@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
-import { connectDatabase } from "./db.ts";
+import { connectDatabase, plainTcpAddress } from "./db.ts";
 import { testConfig } from "./testing.ts";
 
-Deno.test("the embedded database runs transactions begun among hundreds of pipelined queries", async () => {
-  const db = await connectDatabase(testConfig({ DATABASE_URL: undefined, PGLITE_DIR: "memory://" }));
+Deno.test("one connection runs transactions begun among hundreds of pipelined queries", async () => {
+  // The suite's database: PGlite (one connection), or the server with a pool of one.
+  const db = await connectDatabase(testConfig(), { max: 1 });
   try {
     // postgres.js 3.4.9 loses the connection of a BEGIN that fills the pipeline (100 queries) or meets a
     // full socket (porsager/postgres#1189): the transaction's queries then throw a TypeError nothing can
-    // catch, and the one connection to PGlite stays inside that transaction.
+    // catch, and the connection stays inside that transaction.
     const n = 400;
     const answers = await Promise.all(
       Array.from(
@@ -25,4 +26,13 @@ Deno.test("the embedded database runs transactions begun among hundreds of pipel
   } finally {
     await db.close();
   }
+});
+
+Deno.test("plainTcpAddress() is the host and port of a plain TCP URL, and nothing for TLS, a Unix socket or several hosts", () => {
+  assert.deepEqual(plainTcpAddress("postgres://postgres@127.0.0.1:5432/test"), { host: "127.0.0.1", port: 5432 });
+  assert.deepEqual(plainTcpAddress("postgres://u@localhost/db?sslmode=disable"), { host: "localhost", port: 5432 });
+  assert.deepEqual(plainTcpAddress("postgres://u@[::1]:6543/db"), { host: "::1", port: 6543 });
+  assert.equal(plainTcpAddress("postgres://u:p@db/x?sslmode=require"), undefined);
+  assert.equal(plainTcpAddress("postgres://u@h1:5432,h2:5433/db"), undefined);
+  assert.equal(plainTcpAddress("postgres://u@/db?host=/var/run/postgresql"), undefined);
 });
