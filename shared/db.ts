@@ -103,9 +103,10 @@ async function startEmbedded(dir: string, connection?: Record<string, string>): 
  * would in the pool) and so never drains.
  */
 function safeTransactions(address?: { host: string; port: number }): Record<string, unknown> {
-  if (!address) return { max_pipeline: Number.MAX_SAFE_INTEGER };
+  const unlimited = { max_pipeline: Number.MAX_SAFE_INTEGER };
+  if (!address) return unlimited;
   return {
-    max_pipeline: Number.MAX_SAFE_INTEGER,
+    ...unlimited,
     socket: async () => {
       const socket = connect(address.port, address.host);
       try {

@@ -117,25 +117,32 @@ export class SendLane {
   /** Counts the request, runs the route and answers as the app would (the same body, headers, metrics and log). */
   async #serve(route: LaneRoute, path: string, taken: Taken | Error, started: number): Promise<Response> {
     const requestId = crypto.randomUUID();
-    // Lowercase names, as the app writes them (Deno keeps a name's case on the wire; Hono lowercases).
     const headers: Record<string, string> = { "content-type": "application/json", "x-request-id": requestId };
     let status = 201;
     let body: unknown;
     try {
       if (taken instanceof Error) throw taken;
       const counted = await countRequest(this.#deps, taken.team, taken.apiKey);
-      Object.assign(headers, counted.headers);
+      addHeaders(headers, counted.headers);
       if (counted.refusal) throw counted.refusal;
       body = await route.accept(taken.body, taken.team, taken.apiKey);
     } catch (err) {
       const answer = errorAnswer(err instanceof Error ? err : new Error(String(err)), requestId);
-      for (const [name, value] of Object.entries(answer.headers)) headers[name.toLowerCase()] = value;
+      addHeaders(headers, answer.headers);
       ({ status, body } = answer);
     }
     const teamId = taken instanceof Error ? undefined : taken.team.id;
     requestDone({ requestId, teamId, method: "POST", route: path, path, status, started });
     return new Response(JSON.stringify(body), { status, headers });
   }
+}
+
+/**
+ * Adds `more` to an answer's headers under lowercase names, as the app's answers have them: Hono's
+ * Headers lowercases names, and Deno writes a name on the wire as it is given.
+ */
+function addHeaders(headers: Record<string, string>, more: Record<string, string>): void {
+  for (const name in more) headers[name.toLowerCase()] = more[name];
 }
 
 /** The route's zod parse of `body`; undefined when its schema cannot parse synchronously (the app's validator can). */

@@ -30,11 +30,10 @@ export interface Counted {
 export async function countRequest(deps: Deps, team: Team, apiKey: ApiKey): Promise<Counted> {
   const now = deps.now();
   const hit = await deps.counter.hit("api", apiKey.id, hourlyLimit(deps.config, team.plan), HOUR_MS, now);
-  // Lowercase, as every answer of the app writes its header names (Hono's Headers lowercases them).
   const headers = {
-    "x-ratelimit-limit": String(hit.limit),
-    "x-ratelimit-remaining": String(hit.remaining),
-    "x-ratelimit-reset": String(Math.ceil(hit.resetAt / 1000)),
+    "X-RateLimit-Limit": String(hit.limit),
+    "X-RateLimit-Remaining": String(hit.remaining),
+    "X-RateLimit-Reset": String(Math.ceil(hit.resetAt / 1000)),
   };
   return hit.allowed
     ? { headers }

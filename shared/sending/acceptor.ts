@@ -20,7 +20,7 @@ export interface AcceptItem {
 
 /** What differs between the kinds of items an Acceptor takes. */
 export interface AcceptFlow<T extends AcceptItem> {
-  /** The pending record of an item's trigger, which GET /triggers/{id} reads until the worker records it. */
+  /** The pending entry of an item's trigger, which GET /triggers/{id} reads until the worker records it. */
   pending(item: T): PendingEntry;
   /** The queue job carrying items accepted together. */
   groupJob(id: string, items: T[]): { type: string; id: string };
@@ -127,7 +127,7 @@ export class Acceptor<T extends AcceptItem> {
       ? { type: "spool-drain", id: newJobId(), slot }
       : undefined;
     await this.#committer.commit((op) => {
-      for (const page of pages) op.set(page.key, page.records, { expireIn: PENDING_TTL_MS });
+      for (const page of pages) op.set(page.key, page.entries, { expireIn: PENDING_TTL_MS });
       for (const items of messages) {
         const job = this.#flow.groupJob(newJobId(), items);
         const undelivered = sendKeys.undelivered(items[0].trigger_id, job.id);
@@ -172,16 +172,16 @@ function chunk<V>(items: { value: V; bytes: number }[]): V[][] {
 }
 
 /** The group's pending records, one page (a KV value under 64 KiB) per time slot of their ids. */
-function pendingPages<T extends AcceptItem>(group: Waiting<T>[]): { key: Deno.KvKey; records: PendingEntry[] }[] {
+function pendingPages<T extends AcceptItem>(group: Waiting<T>[]): { key: Deno.KvKey; entries: PendingEntry[] }[] {
   const slots = new Map<number, Waiting<T>[]>();
   for (const w of group) {
     const slot = pendingSlot(uuidV7Time(w.item.trigger_id) ?? w.item.created_at);
     slots.set(slot, [...slots.get(slot) ?? [], w]);
   }
-  const pages: { key: Deno.KvKey; records: PendingEntry[] }[] = [];
+  const pages: { key: Deno.KvKey; entries: PendingEntry[] }[] = [];
   for (const [slot, members] of slots) {
-    for (const records of chunk(members.map((w) => ({ value: w.pending, bytes: 600 })))) {
-      pages.push({ key: sendKeys.pendingPage(slot, records[0].id), records });
+    for (const entries of chunk(members.map((w) => ({ value: w.pending, bytes: 600 })))) {
+      pages.push({ key: sendKeys.pendingPage(slot, entries[0].id), entries });
     }
   }
   return pages;

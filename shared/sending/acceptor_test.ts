@@ -9,7 +9,7 @@ import type { SendGroupJob } from "./jobs.ts";
 import { AcceptPressure } from "./pressure.ts";
 import { drainSpool, type SpoolDrainJob, spooled, spoolKeys, type SpoolPage, spoolSlot } from "./spool.ts";
 import { findPendingRecord, newTriggerRecord, pendingEntryOf } from "./trigger_record.ts";
-import { newUuidV7 } from "./ids.ts";
+import { uuidV7Time } from "./ids.ts";
 import { pendingSlot, sendKeys } from "./keys.ts";
 
 function spec(teamId: string, extra: Partial<SendSpec> = {}): SendSpec {
@@ -98,8 +98,10 @@ dbTest(
     const record = await findPendingRecord(h.kv, s.trigger_id);
     assert.deepEqual(record, newTriggerRecord(s));
     // A whole record in a page (the form before entries) is found and read as it is.
-    const old = spec(team.id, { trigger_id: newUuidV7() });
-    await h.kv.set(sendKeys.pendingPage(pendingSlot(Date.now()), old.trigger_id), [newTriggerRecord(old)]);
+    const old = spec(team.id);
+    // Filed by the id's own time, as the acceptor files it (a 10 ms slot may end between the two).
+    const slot = pendingSlot(uuidV7Time(old.trigger_id)!);
+    await h.kv.set(sendKeys.pendingPage(slot, old.trigger_id), [newTriggerRecord(old)]);
     assert.deepEqual(await findPendingRecord(h.kv, old.trigger_id), newTriggerRecord(old));
     h.kv.close();
   },
