@@ -8,6 +8,7 @@ import type { OutboundMessage, Provider } from "../shared/providers/types.ts";
 import { UNPAID_REASON } from "../shared/sending/pricing.ts";
 import type { MessageStatus } from "../shared/sending/trigger_record.ts";
 import { balancesChanged, charge, refund } from "../shared/wallet.ts";
+import { bulkRows } from "../shared/bulk.ts";
 import type { Prepared } from "./prepare.ts";
 import { emitMessageEvents, type MessageOutcome } from "./events.ts";
 import { type HandOverLog, sendAll, type ToSend } from "./handoff.ts";
@@ -307,22 +308,31 @@ interface Row {
   sent_at: Date | null;
 }
 
-/**
- * Records message rows in one INSERT over column arrays (far cheaper to build and parse than one
- * placeholder per value); rows already recorded are skipped. Answers how many were inserted.
- */
+/** Records message rows in one INSERT (see bulkRows); rows already recorded are skipped. Answers how many were inserted. */
 async function insertRows(tx: Db, fresh: Prepared[], rows: Row[]): Promise<number> {
   if (rows.length === 0) return 0;
   const col = <K extends keyof Row>(k: K) => rows.map((r) => r[k]);
-  const of = <K extends keyof Prepared>(k: K) => fresh.map((p) => p[k]);
+  const of = <K extends keyof Prepared>(k: K) => fresh.map((p) => p[k] as string | number);
   const inserted = await tx`
-    insert into messages (id, team_id, trigger_id, execution_id, channel, batch_no, recipient, to_address,
-      contact_id, status, provider, provider_message_id, cost_micros, error, sent_at)
-    select * from unnest(${col("id")}::text[], ${of("team_id")}::uuid[], ${of("trigger_id")}::uuid[],
-      ${col("execution_id")}::uuid[], ${of("channel")}::text[], ${of("batch_no")}::int[], ${col("recipient")}::text[],
-      ${col("to_address")}::text[], ${col("contact_id")}::uuid[], ${col("status")}::text[], ${col("provider")}::text[],
-      ${col("provider_message_id")}::text[], ${col("cost_micros")}::bigint[], ${col("error")}::text[],
-      ${rows.map((r) => r.sent_at?.toISOString() ?? null)}::timestamptz[])
+    insert into messages ${
+    bulkRows(tx, {
+      id: { type: "text", values: col("id") },
+      team_id: { type: "uuid", values: of("team_id") },
+      trigger_id: { type: "uuid", values: of("trigger_id") },
+      execution_id: { type: "uuid", values: col("execution_id") },
+      channel: { type: "text", values: of("channel") },
+      batch_no: { type: "int", values: of("batch_no") },
+      recipient: { type: "text", values: col("recipient") },
+      to_address: { type: "text", values: col("to_address") },
+      contact_id: { type: "uuid", values: col("contact_id") },
+      status: { type: "text", values: col("status") },
+      provider: { type: "text", values: col("provider") },
+      provider_message_id: { type: "text", values: col("provider_message_id") },
+      cost_micros: { type: "bigint", values: col("cost_micros") },
+      error: { type: "text", values: col("error") },
+      sent_at: { type: "timestamptz", values: rows.map((r) => r.sent_at?.toISOString() ?? null) },
+    })
+  }
     on conflict (execution_id, recipient) do nothing
     returning 1`;
   return inserted.length;

@@ -1,0 +1,64 @@
+import assert from "node:assert/strict";
+import type { Db } from "./db.ts";
+import { type BulkColumn, bulkRows } from "./bulk.ts";
+import { dbTest, testRuntime } from "./testing.ts";
+
+/** Inserts the columns into a fresh temporary table and reads the rows back in insertion order. */
+async function roundTrip(columns: Record<string, BulkColumn>): Promise<Record<string, unknown>[]> {
+  const { deps } = await testRuntime();
+  return await deps.sql.begin(async (tx: Db) => {
+    await tx`create temporary table bulk_rows (
+      n serial, id text, team_id uuid, batch_no int, cost bigint, sent_at timestamptz(3), note text
+    ) on commit drop`;
+    await tx`insert into bulk_rows ${bulkRows(tx, columns)}`;
+    return await tx`select id, team_id, batch_no, cost, sent_at, note from bulk_rows order by n`;
+  });
+}
+
+const TEAM = "0190f0a8-0000-7000-8000-000000000001";
+const OTHER = "0190f0a8-0000-7000-8000-000000000002";
+
+dbTest("bulkRows() inserts every row, with uniform columns sent once and varying ones as arrays", async () => {
+  const rows = await roundTrip({
+    id: { type: "text", values: ["a", "b", 'c"\\,{}'] },
+    team_id: { type: "uuid", values: [TEAM, TEAM, TEAM] },
+    batch_no: { type: "int", values: [7, 7, 7] },
+    cost: { type: "bigint", values: [1, 2, 9_007_199_254_740_991] },
+    sent_at: { type: "timestamptz", values: ["2026-11-22T10:00:00.000Z", null, "2026-11-22T10:00:00.123Z"] },
+    note: { type: "text", values: [null, "m", null] },
+  });
+  assert.deepEqual(rows.map((r) => ({ ...r, sent_at: (r.sent_at as Date | null)?.toISOString() ?? null })), [
+    { id: "a", team_id: TEAM, batch_no: 7, cost: 1, sent_at: "2026-11-22T10:00:00.000Z", note: null },
+    { id: "b", team_id: TEAM, batch_no: 7, cost: 2, sent_at: null, note: "m" },
+    {
+      id: 'c"\\,{}',
+      team_id: TEAM,
+      batch_no: 7,
+      cost: 9_007_199_254_740_991,
+      sent_at: "2026-11-22T10:00:00.123Z",
+      note: null,
+    },
+  ]);
+});
+
+dbTest("bulkRows() inserts as many rows as it is given when every column is the same in each", async () => {
+  const rows = await roundTrip({
+    id: { type: "text", values: ["x", "x", "x", "x"] },
+    team_id: { type: "uuid", values: [OTHER, OTHER, OTHER, OTHER] },
+  });
+  assert.deepEqual(rows.map((r) => [r.id, r.team_id, r.batch_no]), [
+    ["x", OTHER, null],
+    ["x", OTHER, null],
+    ["x", OTHER, null],
+    ["x", OTHER, null],
+  ]);
+  const one = await roundTrip({ id: { type: "text", values: ["only"] }, note: { type: "text", values: ["n"] } });
+  assert.deepEqual(one.map((r) => [r.id, r.note]), [["only", "n"]]);
+});
+
+dbTest("bulkRows() refuses columns of different lengths", async () => {
+  await assert.rejects(
+    roundTrip({ id: { type: "text", values: ["a", "b"] }, note: { type: "text", values: ["n"] } }),
+    /column note has the wrong length/,
+  );
+});
