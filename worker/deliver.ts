@@ -1,6 +1,6 @@
 import type { Deps } from "../shared/deps.ts";
 import type { Db } from "../shared/db.ts";
-import { isDataRefusal } from "../shared/errors.ts";
+import { isDataRefusal, isUniqueViolation } from "../shared/errors.ts";
 import { log } from "../shared/log.ts";
 import { metrics } from "../shared/metrics.ts";
 import { OutboxProvider } from "../shared/providers/outbox.ts";
@@ -271,8 +271,7 @@ async function record(deps: Deps, tx: Db, items: Prepared[], resume: boolean): P
       sent_at: status === "sent" ? now : null,
     });
   }
-  const inserted = await insertRows(tx, fresh, rows);
-  if (inserted !== rows.length) throw new Resume("Messages recorded by an earlier pass");
+  await insertRows(tx, fresh, rows);
   const unpaid = await chargeFor(tx, fresh.filter((p) => providers.has(p)));
   if (unpaid.size > 0) await markUnpaid(tx, [...unpaid]);
   const outboxed: OutboundMessage[] = [];
@@ -308,34 +307,46 @@ interface Row {
   sent_at: Date | null;
 }
 
-/** Records message rows in one INSERT (see bulkRows); rows already recorded are skipped. Answers how many were inserted. */
-async function insertRows(tx: Db, fresh: Prepared[], rows: Row[]): Promise<number> {
-  if (rows.length === 0) return 0;
+/** The unique key of a message within its execution (see deliveryKey). */
+const DELIVERY_KEY_CONSTRAINT = "messages_execution_id_recipient_key";
+
+/**
+ * Records message rows in one INSERT (see bulkRows). A row an earlier pass recorded (or a recipient
+ * twice in the batch) breaks the delivery key: the pass starts again reading what was recorded
+ * (Resume). A plain INSERT, not ON CONFLICT DO NOTHING: each row of that takes a speculative
+ * insertion, and the fan-out's INSERTs ran about a fifth slower for it on the PostgreSQL server.
+ */
+async function insertRows(tx: Db, fresh: Prepared[], rows: Row[]): Promise<void> {
+  if (rows.length === 0) return;
   const col = <K extends keyof Row>(k: K) => rows.map((r) => r[k]);
   const of = <K extends keyof Prepared>(k: K) => fresh.map((p) => p[k] as string | number);
-  const inserted = await tx`
-    insert into messages ${
-    bulkRows(tx, {
-      id: { type: "text", values: col("id") },
-      team_id: { type: "uuid", values: of("team_id") },
-      trigger_id: { type: "uuid", values: of("trigger_id") },
-      execution_id: { type: "uuid", values: col("execution_id") },
-      channel: { type: "text", values: of("channel") },
-      batch_no: { type: "int", values: of("batch_no") },
-      recipient: { type: "text", values: col("recipient") },
-      to_address: { type: "text", values: col("to_address") },
-      contact_id: { type: "uuid", values: col("contact_id") },
-      status: { type: "text", values: col("status") },
-      provider: { type: "text", values: col("provider") },
-      provider_message_id: { type: "text", values: col("provider_message_id") },
-      cost_micros: { type: "bigint", values: col("cost_micros") },
-      error: { type: "text", values: col("error") },
-      sent_at: { type: "timestamptz", values: rows.map((r) => r.sent_at?.toISOString() ?? null) },
-    })
+  try {
+    await tx`
+      insert into messages ${
+      bulkRows(tx, {
+        id: { type: "text", values: col("id") },
+        team_id: { type: "uuid", values: of("team_id") },
+        trigger_id: { type: "uuid", values: of("trigger_id") },
+        execution_id: { type: "uuid", values: col("execution_id") },
+        channel: { type: "text", values: of("channel") },
+        batch_no: { type: "int", values: of("batch_no") },
+        recipient: { type: "text", values: col("recipient") },
+        to_address: { type: "text", values: col("to_address") },
+        contact_id: { type: "uuid", values: col("contact_id") },
+        status: { type: "text", values: col("status") },
+        provider: { type: "text", values: col("provider") },
+        provider_message_id: { type: "text", values: col("provider_message_id") },
+        cost_micros: { type: "bigint", values: col("cost_micros") },
+        error: { type: "text", values: col("error") },
+        sent_at: { type: "timestamptz", values: rows.map((r) => r.sent_at?.toISOString() ?? null) },
+      })
+    }`;
+  } catch (err) {
+    if (isUniqueViolation(err) && err.constraint_name === DELIVERY_KEY_CONSTRAINT) {
+      throw new Resume("Messages recorded by an earlier pass");
+    }
+    throw err;
   }
-    on conflict (execution_id, recipient) do nothing
-    returning 1`;
-  return inserted.length;
 }
 
 /** Messages the wallet could not pay for: failed, nothing charged. */
