@@ -4,11 +4,11 @@ import type { Db } from "./db.ts";
 /** The Postgres types a bulk column is cast to. */
 export type BulkType = "text" | "uuid" | "int" | "bigint" | "timestamptz";
 
-/** One column of a bulk insert: its type and each row's value, in row order (a time as ISO text). */
-export interface BulkColumn {
-  type: BulkType;
-  values: readonly (string | number | null)[];
-}
+/** A value of a bulk column (a time as ISO text). */
+export type BulkValue = string | number | null;
+
+/** One column of a bulk insert: its type and each row's value, in row order, or one value for every row. */
+export type BulkColumn = { type: BulkType; values: readonly BulkValue[] } | { type: BulkType; value: BulkValue };
 
 /**
  * The column list and rows of an `INSERT INTO table …`: `(a, b, …) select … from unnest(…)`, one
@@ -16,26 +16,36 @@ export interface BulkColumn {
  * A column holding the same value in every row is sent once, as a scalar: in a fan-out batch most
  * columns are (team, trigger, execution, channel, status, provider …), and building their
  * 500-element arrays in postgres.js (each element quoted and escaped) and parsing them in Postgres
- * cost about a third of the batch's inserts. Every column must have the same number of values.
+ * cost about a third of the batch's inserts. Every list of values must be as long as the others (one
+ * row when every column has one value).
  */
 export function bulkRows(db: Db, columns: Record<string, BulkColumn>): postgres.Fragment {
   const names = Object.keys(columns);
-  const count = columns[names[0]].values.length;
+  const lists = new Map<string, readonly BulkValue[]>();
   for (const name of names) {
-    if (columns[name].values.length !== count) throw new Error(`bulkRows: column ${name} has the wrong length`);
+    const column = columns[name];
+    if ("values" in column) lists.set(name, column.values);
   }
-  const varying = names.filter((name) => !uniform(columns[name].values));
+  const count = lists.size === 0 ? 1 : [...lists.values()][0].length;
+  for (const [name, values] of lists) {
+    if (values.length !== count) throw new Error(`bulkRows: column ${name} has the wrong length`);
+  }
+  const varying = names.filter((name) => !uniform(lists.get(name)));
   const cast = (name: string) => db.unsafe(columns[name].type);
-  const selected = names.map((name) =>
-    varying.includes(name) ? db`r.${db(name)}` : db`${columns[name].values[0]}::${cast(name)}`
-  );
+  const one = (name: string) => {
+    const column = columns[name];
+    return "values" in column ? column.values[0] : column.value;
+  };
+  const selected = names.map((name) => varying.includes(name) ? db`r.${db(name)}` : db`${one(name)}::${cast(name)}`);
   const source = varying.length === 0
     ? db`generate_series(1, ${count}::int) as r`
-    : db`unnest(${list(db, varying.map((name) => db`${columns[name].values}::${cast(name)}[]`))}) as r(${db(varying)})`;
+    : db`unnest(${list(db, varying.map((name) => db`${lists.get(name)!}::${cast(name)}[]`))}) as r(${db(varying)})`;
   return db`(${db(names)}) select ${list(db, selected)} from ${source}`;
 }
 
-function uniform(values: readonly unknown[]): boolean {
+/** True for one value for every row: a single value, or a list holding the same one throughout. */
+function uniform(values: readonly BulkValue[] | undefined): boolean {
+  if (values === undefined) return true;
   const first = values[0];
   for (let i = 1; i < values.length; i++) if (values[i] !== first) return false;
   return true;

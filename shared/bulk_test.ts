@@ -56,6 +56,21 @@ dbTest("bulkRows() inserts as many rows as it is given when every column is the 
   assert.deepEqual(one.map((r) => [r.id, r.note]), [["only", "n"]]);
 });
 
+dbTest("bulkRows() puts a column given one value in every row (one row when no column has a list)", async () => {
+  const rows = await roundTrip({
+    id: { type: "text", values: ["a", "b"] },
+    team_id: { type: "uuid", value: TEAM },
+    batch_no: { type: "int", value: 3 },
+    note: { type: "text", value: null },
+  });
+  assert.deepEqual(rows.map((r) => [r.id, r.team_id, r.batch_no, r.note]), [
+    ["a", TEAM, 3, null],
+    ["b", TEAM, 3, null],
+  ]);
+  const single = await roundTrip({ id: { type: "text", value: "s" }, cost: { type: "bigint", value: 5 } });
+  assert.deepEqual(single.map((r) => [r.id, r.cost]), [["s", 5]]);
+});
+
 dbTest("bulkRows() refuses columns of different lengths", async () => {
   await assert.rejects(
     roundTrip({ id: { type: "text", values: ["a", "b"] }, note: { type: "text", values: ["n"] } }),

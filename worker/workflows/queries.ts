@@ -1,3 +1,4 @@
+import { bulkRows } from "../../shared/bulk.ts";
 import { asJson, type Db } from "../../shared/db.ts";
 import type { RunContext } from "./variables.ts";
 
@@ -52,21 +53,29 @@ export interface NewExecution {
 export async function insertExecutions(db: Db, executions: NewExecution[], now: number): Promise<Set<string>> {
   if (executions.length === 0) return new Set();
   const at = new Date(now).toISOString();
-  const col = <T>(f: (e: NewExecution) => T) => executions.map(f);
+  const col = (f: (e: NewExecution) => string | number | null) => executions.map(f);
+  const finished = col((e) => (e.first ? null : at));
   const rows = await db<{ id: string }[]>`
-    insert into workflow_executions
-      (id, team_id, workflow_id, trigger_id, contact_id, source, status, current_step, next_run_at, created_at,
-        updated_at, started_at, completed_at)
-    select v.id, v.team_id, v.workflow_id, v.trigger_id, v.contact_id, v.source, v.status, v.current_step,
-      v.next_run_at, ${at}::timestamptz, ${at}::timestamptz, v.finished_at, v.finished_at
-    from unnest(
-      ${col((e) => e.id)}::uuid[], ${col((e) => e.team_id)}::uuid[], ${col((e) => e.workflow_id)}::uuid[],
-      ${col((e) => e.trigger_id)}::uuid[], ${col((e) => e.contact_id)}::uuid[], ${col((e) => e.source)}::text[],
-      ${col((e) => (!e.first ? "COMPLETED" : e.first.due > now ? "SCHEDULED" : "PENDING"))}::text[],
-      ${col((e) => e.first?.step_order ?? null)}::int[],
-      ${col((e) => (e.first ? new Date(e.first.due).toISOString() : null))}::timestamptz[],
-      ${col((e) => (e.first ? null : at))}::timestamptz[]
-    ) as v(id, team_id, workflow_id, trigger_id, contact_id, source, status, current_step, next_run_at, finished_at)
+    insert into workflow_executions ${
+    bulkRows(db, {
+      id: { type: "uuid", values: col((e) => e.id) },
+      team_id: { type: "uuid", values: col((e) => e.team_id) },
+      workflow_id: { type: "uuid", values: col((e) => e.workflow_id) },
+      trigger_id: { type: "uuid", values: col((e) => e.trigger_id) },
+      contact_id: { type: "uuid", values: col((e) => e.contact_id) },
+      source: { type: "text", values: col((e) => e.source) },
+      status: {
+        type: "text",
+        values: col((e) => (!e.first ? "COMPLETED" : e.first.due > now ? "SCHEDULED" : "PENDING")),
+      },
+      current_step: { type: "int", values: col((e) => e.first?.step_order ?? null) },
+      next_run_at: { type: "timestamptz", values: col((e) => (e.first ? new Date(e.first.due).toISOString() : null)) },
+      created_at: { type: "timestamptz", value: at },
+      updated_at: { type: "timestamptz", value: at },
+      started_at: { type: "timestamptz", values: finished },
+      completed_at: { type: "timestamptz", values: finished },
+    })
+  }
     on conflict do nothing
     returning id`;
   return new Set(rows.map((r) => r.id));
@@ -158,15 +167,21 @@ export async function recordStepRuns(
   runs: StepRun[],
 ): Promise<void> {
   if (runs.length === 0) return;
+  const col = (f: (r: StepRun) => string | number | null) => runs.map(f);
   await db`
-    insert into workflow_step_runs
-      (execution_id, step_order, workflow_id, contact_id, channel_type, status, message_id, error, cost_micros)
-    select v.execution_id, ${step.step_order}, ${workflowId}, v.contact_id, ${step.channel_type}, v.status,
-      v.message_id, v.error, v.cost_micros
-    from unnest(${runs.map((r) => r.execution_id)}::uuid[], ${runs.map((r) => r.contact_id)}::uuid[],
-      ${runs.map((r) => r.status)}::text[], ${runs.map((r) => r.message_id)}::text[],
-      ${runs.map((r) => r.error)}::text[], ${runs.map((r) => r.cost_micros)}::bigint[])
-      as v(execution_id, contact_id, status, message_id, error, cost_micros)
+    insert into workflow_step_runs ${
+    bulkRows(db, {
+      execution_id: { type: "uuid", values: col((r) => r.execution_id) },
+      step_order: { type: "int", value: step.step_order },
+      workflow_id: { type: "uuid", value: workflowId },
+      contact_id: { type: "uuid", values: col((r) => r.contact_id) },
+      channel_type: { type: "text", value: step.channel_type },
+      status: { type: "text", values: col((r) => r.status) },
+      message_id: { type: "text", values: col((r) => r.message_id) },
+      error: { type: "text", values: col((r) => r.error) },
+      cost_micros: { type: "bigint", values: col((r) => r.cost_micros) },
+    })
+  }
     on conflict (execution_id, step_order) do nothing`;
 }
 
