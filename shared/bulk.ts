@@ -16,8 +16,9 @@ export type BulkColumn = { type: BulkType; values: readonly BulkValue[] } | { ty
  * A column holding the same value in every row is sent once, as a scalar: in a fan-out batch most
  * columns are (team, trigger, execution, channel, status, provider …), and building their
  * 500-element arrays in postgres.js (each element quoted and escaped) and parsing them in Postgres
- * cost about a third of the batch's inserts. Every list of values must be as long as the others (one
- * row when every column has one value).
+ * cost about a third of the batch's inserts. The statement's text depends on which columns vary: a
+ * few shapes, each prepared once a connection. Every list of values must be as long as the others
+ * (one row when every column has one value).
  */
 export function bulkRows(db: Db, columns: Record<string, BulkColumn>): postgres.Fragment {
   const names = Object.keys(columns);
