@@ -196,15 +196,14 @@ export async function liveCounts(kv: Deno.Kv, triggerId: string): Promise<Map<st
 export async function findPendingRecord(
   kv: Deno.Kv,
   id: string,
-  holds: (record: TriggerRecord) => boolean = (r) => r.id === id,
+  holds: (entry: PendingEntry) => boolean = (e) => e.id === id,
 ): Promise<TriggerRecord | undefined> {
   const at = uuidV7Time(id);
   if (at === undefined) return undefined;
   for await (const page of kv.list<PendingEntry[]>({ prefix: sendKeys.pendingSlot(pendingSlot(at)) })) {
-    for (const entry of page.value) {
-      const record = pendingRecordOf(entry);
-      if (holds(record)) return record;
-    }
+    // Only the entry found is made a whole record (a slot of a burst holds hundreds).
+    const found = page.value.find(holds);
+    if (found) return pendingRecordOf(found);
   }
   return undefined;
 }
