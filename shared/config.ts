@@ -89,6 +89,11 @@ const ConfigSchema = z.object({
    * team (its batches spread over time; transactional push is never held); 0 turns this off.
    */
   PUSH_PROMOTIONAL_RATE: int(1_000),
+  /**
+   * Contacts a page of a fan-out holds (one `deliver-batch` job each), and of a workflow's tag or all
+   * start; 0 chooses by database (see worker/recipients.ts, pageSize).
+   */
+  FANOUT_PAGE_SIZE: z.coerce.number().int().min(0).max(10_000).default(0),
 });
 
 /** The parsed configuration. */

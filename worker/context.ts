@@ -8,6 +8,7 @@ import type { ExecutionSpec, SendSpec } from "../shared/sending/spec.ts";
 import type { Template } from "../shared/templates.ts";
 import { GroupCoalescer } from "./coalescer.ts";
 import { Limiter } from "./limiter.ts";
+import { pageSize } from "./recipients.ts";
 import { handleSendGroup } from "./sends.ts";
 import type { ExecutionContext } from "./prepare.ts";
 
@@ -19,6 +20,8 @@ export interface WorkerContext {
   specs: TtlCache<SendSpec | undefined>;
   /** Delivery jobs running at once: bounds memory and database connections. */
   deliveries: Limiter;
+  /** Contacts a page of a fan-out holds (see pageSize). */
+  pageSize: number;
   /** Merges `send-group` jobs that arrive together into one delivery pass. */
   groups: GroupCoalescer;
   /** When to hold accepted work back: while this process accepts a burst (SEND_DEFER_RATE). */
@@ -33,6 +36,7 @@ export function createWorkerContext(deps: Deps): WorkerContext {
     lookups: new SendLookups(deps.sql, deps.now),
     specs: new TtlCache<SendSpec | undefined>(60_000, { max: 1_000 }),
     deliveries: new Limiter(deps.config.DATABASE_URL ? 8 : 4),
+    pageSize: pageSize(deps.config),
     groups: new GroupCoalescer((job) => w.deliveries.run(() => handleSendGroup(w, job)), { defer }),
     defer,
   };

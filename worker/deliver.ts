@@ -142,7 +142,7 @@ export async function deliver(
  * Postgres refused the data of a pass (one message's row: a device token stored before tokens were
  * limited overflows the message index): deliver each half apart, down to the one message at fault,
  * which fails alone with the reason. Without this, that one message failed every try of the whole
- * batch (500 contacts, or the sends of several requests), and the queue gave them all up.
+ * batch (a page of a fan-out, or the sends of several requests), and the queue gave them all up.
  */
 async function deliverApart(
   deps: Deps,

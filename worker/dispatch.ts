@@ -4,13 +4,13 @@ import { type DispatchState, maybeCompleteExecution } from "./complete.ts";
 import type { WorkerContext } from "./context.ts";
 import type { DeliverBatchJob, DispatchJob } from "./jobs.ts";
 import { bookPromotionalBatches } from "./pace.ts";
-import { nextPageIds, PAGE_SIZE } from "./recipients.ts";
+import { nextPageIds } from "./recipients.ts";
 
 /** Pages enqueued per KV commit. */
 const PAGES_PER_COMMIT = 10;
 
 /**
- * The `dispatch` job: pages the execution's recipients by keyset (PAGE_SIZE at a time, ids only)
+ * The `dispatch` job: pages the execution's recipients by keyset (`w.pageSize` at a time, ids only)
  * and enqueues one `deliver-batch` job per page. The cursor is saved in the same commit as the
  * jobs it enqueues, checked against the state read, so a redelivered or duplicate dispatch resumes
  * where the last commit left off and never enqueues a page twice. Recipients are never all in memory.
@@ -26,12 +26,12 @@ export async function handleDispatch(w: WorkerContext, job: DispatchJob): Promis
     let after = state.after;
     let done = false;
     while (pages.length < PAGES_PER_COMMIT) {
-      const ids = await nextPageIds(sql, state.team_id, state.filter, after);
+      const ids = await nextPageIds(sql, state.team_id, state.filter, after, w.pageSize);
       if (ids.length > 0) {
         pages.push({ after, until: ids[ids.length - 1] });
         after = ids[ids.length - 1];
       }
-      if (ids.length < PAGE_SIZE) {
+      if (ids.length < w.pageSize) {
         done = true;
         break;
       }
@@ -41,7 +41,7 @@ export async function handleDispatch(w: WorkerContext, job: DispatchJob): Promis
     const rate = w.deps.config.PUSH_PROMOTIONAL_RATE;
     const delays = state.paced && rate > 0 && pages.length > 0
       ? await bookPromotionalBatches(kv, op, state.team_id, pages.length, {
-        contactsPerBatch: PAGE_SIZE,
+        contactsPerBatch: w.pageSize,
         rate,
         now: Date.now(),
       })

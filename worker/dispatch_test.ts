@@ -5,14 +5,22 @@ import { insertTriggers } from "../shared/sending/records.ts";
 import { testSendSpec } from "../shared/sending/testing.ts";
 import { newTriggerRecord, type TriggerRecord } from "../shared/sending/trigger_record.ts";
 import type { Deps } from "../shared/deps.ts";
-import { dbTest, testDeps, testTeam } from "../shared/testing.ts";
+import { dbTest, testConfig, testDeps, testTeam } from "../shared/testing.ts";
 import type { DispatchState } from "./complete.ts";
 import { createWorkerContext } from "./context.ts";
 import type { DeliverBatchJob, DispatchJob } from "./jobs.ts";
 import { runJob } from "./queue.ts";
+import { pageSize } from "./recipients.ts";
 
-dbTest("dispatch pages a fan-out into batches of 500, once, and the batches complete the trigger", async () => {
-  const shared = await testDeps();
+Deno.test("a fan-out page holds 2,000 contacts on the embedded Postgres, 1,000 on a server, or FANOUT_PAGE_SIZE", () => {
+  const config = testConfig({ FANOUT_PAGE_SIZE: 0 });
+  assert.equal(pageSize({ ...config, DATABASE_URL: undefined }), 2_000);
+  assert.equal(pageSize({ ...config, DATABASE_URL: "postgres://db/app" }), 1_000);
+  assert.equal(pageSize({ ...config, FANOUT_PAGE_SIZE: 500 }), 500);
+});
+
+dbTest("dispatch pages a fan-out into batches of FANOUT_PAGE_SIZE, once, and they complete the trigger", async () => {
+  const shared = await testDeps({ FANOUT_PAGE_SIZE: 500 });
   const kv = await Deno.openKv(":memory:");
   const jobs: DeliverBatchJob[] = [];
   kv.listenQueue((m) => {
@@ -81,7 +89,7 @@ async function insertContacts(deps: Deps, teamId: string, n: number): Promise<vo
 
 dbTest("promotional push fan-outs of a team share its rate: their batches come due one spacing apart", async () => {
   // 5,000 contacts a second: a batch of 500 every 100 ms, across both sends.
-  const shared = await testDeps({ PUSH_PROMOTIONAL_RATE: 5_000 });
+  const shared = await testDeps({ PUSH_PROMOTIONAL_RATE: 5_000, FANOUT_PAGE_SIZE: 500 });
   const kv = await Deno.openKv(":memory:");
   const arrivals: { job: DeliverBatchJob; at: number }[] = [];
   kv.listenQueue((m) => {

@@ -29,7 +29,7 @@ const JOBS_PER_COMMIT = 10;
 
 /**
  * Enqueues jobs, each with the delay until it is due. Not through the shared group commit: a step
- * job is large (its execution ids), and these commits are few (one per batch of 500).
+ * job is large (its execution ids), and these commits are few (one per page of a fan-out).
  */
 export async function enqueueJobs(deps: Deps, jobs: (WorkflowStepJob | WorkflowFanoutJob)[]): Promise<void> {
   const now = deps.now();

@@ -6,7 +6,7 @@ import type { Workflow } from "../../shared/workflows/definitions.ts";
 import type { WorkflowStartsJob, WorkflowStartStoredJob } from "../../shared/workflows/jobs.ts";
 import { type WorkflowStart, WorkflowStartSchema } from "../../shared/workflows/start.ts";
 import type { WorkerContext } from "../context.ts";
-import { nextPageIds, PAGE_SIZE } from "../recipients.ts";
+import { nextPageIds } from "../recipients.ts";
 import { audienceFilter, matchingContacts } from "./audience.ts";
 import { cachedEventWorkflows, cachedRuns, cachedWorkflow } from "./cache.ts";
 import { recordTriggers } from "./complete.ts";
@@ -340,13 +340,13 @@ export async function handleWorkflowFanout(w: WorkerContext, job: WorkflowFanout
   let after = job.after;
   let done = !filter;
   for (let page = 0; filter && page < PAGES_PER_JOB && !done; page++) {
-    const ids = await nextPageIds(deps.sql, run.team_id, filter, after);
+    const ids = await nextPageIds(deps.sql, run.team_id, filter, after, w.pageSize);
     if (ids.length > 0) {
       const candidates = ids.map((id) => ({ run, workflow, contact_id: id, id: crypto.randomUUID() }));
       await createFor(w, candidates, { prefiltered: true });
       after = ids[ids.length - 1];
     }
-    done = ids.length < PAGE_SIZE;
+    done = ids.length < w.pageSize;
   }
   if (!done) {
     await enqueueJobs(deps, [{ ...job, id: crypto.randomUUID(), after }]);
