@@ -1,0 +1,32 @@
+import assert from "node:assert/strict";
+import { parseConfig } from "./config.ts";
+
+/** The start-up message for an environment parseConfig refuses. */
+function refusal(env: Record<string, string>): string {
+  try {
+    parseConfig(env);
+  } catch (err) {
+    return (err as Error).message;
+  }
+  assert.fail(`accepted ${JSON.stringify(env)}`);
+}
+
+Deno.test("parseConfig: FANOUT_PAGE_SIZE takes 0 to 10,000, 0 (choose by database) when unset", () => {
+  assert.equal(parseConfig({}).FANOUT_PAGE_SIZE, 0);
+  assert.equal(parseConfig({ FANOUT_PAGE_SIZE: "" }).FANOUT_PAGE_SIZE, 0);
+  assert.equal(parseConfig({ FANOUT_PAGE_SIZE: "1" }).FANOUT_PAGE_SIZE, 1);
+  assert.equal(parseConfig({ FANOUT_PAGE_SIZE: "10000" }).FANOUT_PAGE_SIZE, 10_000);
+});
+
+Deno.test("parseConfig: a FANOUT_PAGE_SIZE out of range or not a whole number stops the start, naming it", () => {
+  for (const value of ["10001", "-1", "2.5", "many"]) {
+    const message = refusal({ FANOUT_PAGE_SIZE: value });
+    assert.match(message, /^Cannot start: invalid configuration\n {2}FANOUT_PAGE_SIZE: /, value);
+  }
+});
+
+Deno.test("parseConfig: every bad variable has a line of its own", () => {
+  const message = refusal({ PORT: "http", LOG_LEVEL: "loud", FANOUT_PAGE_SIZE: "20000" });
+  const lines = message.split("\n").slice(1).map((l) => l.trim().split(":")[0]).sort();
+  assert.deepEqual(lines, ["FANOUT_PAGE_SIZE", "LOG_LEVEL", "PORT"]);
+});
