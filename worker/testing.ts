@@ -40,7 +40,7 @@ export interface SendingFixture {
   fund(usd: number): Promise<void>;
   /** The wallet balance in USD. */
   balance(): Promise<number>;
-  /** GET /triggers/{id} until it is completed or failed (20 s at most); its body. */
+  /** GET /triggers/{id} until it is completed or failed (90 s at most); its body. */
   waitForTrigger(triggerId: string): Promise<TriggerBody>;
   /** The outbox messages of a trigger, oldest first. */
   outbox(
@@ -98,7 +98,9 @@ export async function sendingFixture(plan: Team["plan"] = "pro"): Promise<Sendin
       return toUsd(await balanceMicros(deps.sql, team.id));
     },
     async waitForTrigger(triggerId) {
-      const deadline = Date.now() + 20_000;
+      // Only a trigger that never finishes should fail here: 200 sends of 5 messages took 16 s alone
+      // and 26 s within the parallel suite on a slow machine (2026-11-25), past the 20 s this was.
+      const deadline = Date.now() + TRIGGER_DEADLINE_MS;
       let last: TriggerBody | undefined;
       while (Date.now() < deadline) {
         const res = await fixture.get(`/api/v1/triggers/${triggerId}`);
@@ -119,6 +121,9 @@ export async function sendingFixture(plan: Team["plan"] = "pro"): Promise<Sendin
   };
   return fixture;
 }
+
+/** How long waitForTrigger waits before it calls a trigger stuck. */
+const TRIGGER_DEADLINE_MS = 90_000;
 
 /** A push token of `length` random [A-Za-z0-9]: no index can compress it under its 2,704-byte rows. */
 export function randomToken(length: number): string {
