@@ -41,7 +41,7 @@ dbTest("no code can be found in KV or in Postgres (outside the outbox, which car
   for (const { table_name } of tables) {
     const rows = await world.deps.sql<{ row: string }[]>`select t::text as row from ${world.deps.sql(table_name)} t`;
     const found = codes.filter((code) => rows.some((r) => r.row.includes(code)));
-    if (table_name === "outbox") assert.deepEqual(found, delivered, "the outbox carries the delivered codes");
+    if (table_name === "outbox_entries") assert.deepEqual(found, delivered, "the outbox carries the delivered codes");
     else assert.deepEqual(found, [], `codes found in table ${table_name}`);
   }
 });

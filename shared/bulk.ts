@@ -2,10 +2,10 @@ import type postgres from "postgres";
 import type { Db } from "./db.ts";
 
 /** The Postgres types a bulk column is cast to. */
-export type BulkType = "text" | "uuid" | "int" | "bigint" | "timestamptz";
+export type BulkType = "text" | "uuid" | "int" | "bigint" | "timestamptz" | "boolean";
 
 /** A value of a bulk column (a time as ISO text). */
-export type BulkValue = string | number | null;
+export type BulkValue = string | number | boolean | null;
 
 /** One column of a bulk insert: its type and each row's value, in row order, or one value for every row. */
 export type BulkColumn = { type: BulkType; values: readonly BulkValue[] } | { type: BulkType; value: BulkValue };
@@ -40,8 +40,20 @@ export function bulkRows(db: Db, columns: Record<string, BulkColumn>): postgres.
   const selected = names.map((name) => varying.includes(name) ? db`r.${db(name)}` : db`${one(name)}::${cast(name)}`);
   const source = varying.length === 0
     ? db`generate_series(1, ${count}::int) as r`
-    : db`unnest(${list(db, varying.map((name) => db`${lists.get(name)!}::${cast(name)}[]`))}) as r(${db(varying)})`;
+    : db`unnest(${list(db, varying.map((name) => arrayParameter(db, columns[name].type, lists.get(name)!)))}) as r(${
+      db(varying)
+    })`;
   return db`(${db(names)}) select ${list(db, selected)} from ${source}`;
+}
+
+/**
+ * A varying column's values as one array parameter cast to `type[]`. postgres.js 3.4 mistypes boolean
+ * arrays: JS booleans went as one boolean ('cannot cast type boolean to boolean[]'), and strings cast
+ * to boolean[] all came back false. Sent as text[] and cast from it, they arrive as given.
+ */
+function arrayParameter(db: Db, type: BulkType, values: readonly BulkValue[]): postgres.Fragment {
+  if (type !== "boolean") return db`${values}::${db.unsafe(type)}[]`;
+  return db`${values.map((v) => v === null ? null : String(v))}::text[]::boolean[]`;
 }
 
 /** True for one value for every row: a single value, or a list holding the same one throughout. */

@@ -8,10 +8,10 @@ async function roundTrip(columns: Record<string, BulkColumn>): Promise<Record<st
   const { deps } = await testRuntime();
   return await deps.sql.begin(async (tx: Db) => {
     await tx`create temporary table bulk_rows (
-      n serial, id text, team_id uuid, batch_no int, cost bigint, sent_at timestamptz(3), note text
+      n serial, id text, team_id uuid, batch_no int, cost bigint, sent_at timestamptz(3), note text, flag boolean
     ) on commit drop`;
     await tx`insert into bulk_rows ${bulkRows(tx, columns)}`;
-    return await tx`select id, team_id, batch_no, cost, sent_at, note from bulk_rows order by n`;
+    return await tx`select id, team_id, batch_no, cost, sent_at, note, flag from bulk_rows order by n`;
   });
 }
 
@@ -28,8 +28,8 @@ dbTest("bulkRows() inserts every row, with uniform columns sent once and varying
     note: { type: "text", values: [null, "m", null] },
   });
   assert.deepEqual(rows.map((r) => ({ ...r, sent_at: (r.sent_at as Date | null)?.toISOString() ?? null })), [
-    { id: "a", team_id: TEAM, batch_no: 7, cost: 1, sent_at: "2026-11-22T10:00:00.000Z", note: null },
-    { id: "b", team_id: TEAM, batch_no: 7, cost: 2, sent_at: null, note: "m" },
+    { id: "a", team_id: TEAM, batch_no: 7, cost: 1, sent_at: "2026-11-22T10:00:00.000Z", note: null, flag: null },
+    { id: "b", team_id: TEAM, batch_no: 7, cost: 2, sent_at: null, note: "m", flag: null },
     {
       id: 'c"\\,{}',
       team_id: TEAM,
@@ -37,6 +37,7 @@ dbTest("bulkRows() inserts every row, with uniform columns sent once and varying
       cost: 9_007_199_254_740_991,
       sent_at: "2026-11-22T10:00:00.123Z",
       note: null,
+      flag: null,
     },
   ]);
 });
@@ -69,6 +70,19 @@ dbTest("bulkRows() puts a column given one value in every row (one row when no c
   ]);
   const single = await roundTrip({ id: { type: "text", value: "s" }, cost: { type: "bigint", value: 5 } });
   assert.deepEqual(single.map((r) => [r.id, r.cost]), [["s", 5]]);
+});
+
+dbTest("bulkRows() takes boolean columns, varying (nulls included) or the same in every row", async () => {
+  const varying = await roundTrip({
+    id: { type: "text", values: ["a", "b", "c"] },
+    flag: { type: "boolean", values: [true, false, null] },
+  });
+  assert.deepEqual(varying.map((r) => [r.id, r.flag]), [["a", true], ["b", false], ["c", null]]);
+  const same = await roundTrip({
+    id: { type: "text", values: ["a", "b"] },
+    flag: { type: "boolean", values: [true, true] },
+  });
+  assert.deepEqual(same.map((r) => [r.id, r.flag]), [["a", true], ["b", true]]);
 });
 
 dbTest("bulkRows() refuses columns of different lengths", async () => {

@@ -3,8 +3,8 @@ import type { Db } from "../shared/db.ts";
 import { isDataRefusal, isUniqueViolation } from "../shared/errors.ts";
 import { log } from "../shared/log.ts";
 import { metrics } from "../shared/metrics.ts";
-import { OutboxProvider } from "../shared/providers/outbox.ts";
-import type { OutboundMessage, Provider } from "../shared/providers/types.ts";
+import { outboxContent, outboxMessageId } from "../shared/providers/outbox.ts";
+import type { Provider } from "../shared/providers/types.ts";
 import { UNPAID_REASON } from "../shared/sending/pricing.ts";
 import type { MessageStatus } from "../shared/sending/trigger_record.ts";
 import { balancesChanged, charge, refund } from "../shared/wallet.ts";
@@ -51,10 +51,10 @@ class Resume extends Error {}
 
 /**
  * Delivers prepared messages exactly once per (execution, recipient):
- * 1. in one transaction: record the new messages in one INSERT (outbox messages as sent, with their
- *    outbox rows; others pending), charge the wallet for them (one statement per team; message by
- *    message only when the total does not fit, failing those that cannot be paid, so the balance
- *    never goes below zero). The first try assumes nothing was recorded before; when the INSERT
+ * 1. in one transaction: record the new messages in one INSERT (outbox messages as sent, their
+ *    outbox copy in the same row; others pending), charge the wallet for them (one statement per
+ *    team; message by message only when the total does not fit, failing those that cannot be paid,
+ *    so the balance never goes below zero). The first try assumes nothing was recorded before; when the INSERT
  *    meets rows of an earlier pass (a redelivered job) the transaction is rolled back and run again
  *    reading those rows first, so nothing is charged or sent twice;
  * 2. send the pending ones (new, and any an interrupted pass left) to their providers with their
@@ -257,6 +257,7 @@ async function record(deps: Deps, tx: Db, items: Prepared[], resume: boolean): P
     if (provider) providers.set(p, provider);
     const status: FinalStatus = p.outcome?.status ??
       (!p.message ? "failed" : provider === deps.providers.outbox ? "sent" : "pending");
+    const outboxed = status === "sent" ? outboxContent(p.message!) : undefined;
     rows.push({
       id: p.id,
       execution_id: p.execution_id,
@@ -265,16 +266,18 @@ async function record(deps: Deps, tx: Db, items: Prepared[], resume: boolean): P
       contact_id: p.contact_id,
       status,
       provider: provider?.name ?? null,
-      provider_message_id: status === "sent" ? `outbox_${p.id}` : null,
+      provider_message_id: outboxed ? outboxMessageId(p.id) : null,
       cost_micros: status === "failed" || status === "filtered" ? 0 : p.cost,
       error: p.outcome?.error ?? (p.message ? null : "Nothing to send"),
-      sent_at: status === "sent" ? now : null,
+      sent_at: outboxed ? now : null,
+      in_outbox: outboxed !== undefined,
+      outbox_subject: outboxed?.subject ?? null,
+      outbox_body: outboxed?.body ?? null,
     });
   }
   await insertRows(tx, fresh, rows);
   const unpaid = await chargeFor(tx, fresh.filter((p) => providers.has(p)));
   if (unpaid.size > 0) await markUnpaid(tx, [...unpaid]);
-  const outboxed: OutboundMessage[] = [];
   const decided: MessageOutcome[] = [];
   rows.forEach((row, i) => {
     const p = fresh[i];
@@ -285,10 +288,8 @@ async function record(deps: Deps, tx: Db, items: Prepared[], resume: boolean): P
       decided.push(outcomeOf(p, p.id, "failed", { error: unpaid.has(p) ? UNPAID_REASON : row.error }));
     }
     if (status !== "pending") metrics.deliveries.inc({ channel: p.channel, outcome: status });
-    if (status === "sent") outboxed.push(p.message!);
     if (status === "pending") toSend.push({ p, message: p.message!, provider: providers.get(p)!, cost: p.cost });
   });
-  if (outboxed.length > 0) await new OutboxProvider(tx).sendMany(outboxed);
   return { statuses, toSend, resumed: resume, decided };
 }
 
@@ -305,6 +306,10 @@ interface Row {
   cost_micros: number;
   error: string | null;
   sent_at: Date | null;
+  /** Sent through the outbox, whose copy (subject, body) the row keeps: see migration 011. */
+  in_outbox: boolean;
+  outbox_subject: string | null;
+  outbox_body: string | null;
 }
 
 /** The unique key of a message within its execution (see deliveryKey). */
@@ -339,6 +344,9 @@ async function insertRows(tx: Db, fresh: Prepared[], rows: Row[]): Promise<void>
         cost_micros: { type: "bigint", values: col("cost_micros") },
         error: { type: "text", values: col("error") },
         sent_at: { type: "timestamptz", values: rows.map((r) => r.sent_at?.toISOString() ?? null) },
+        in_outbox: { type: "boolean", values: col("in_outbox") },
+        outbox_subject: { type: "text", values: col("outbox_subject") },
+        outbox_body: { type: "text", values: col("outbox_body") },
       })
     }`;
   } catch (err) {
@@ -349,11 +357,11 @@ async function insertRows(tx: Db, fresh: Prepared[], rows: Row[]): Promise<void>
   }
 }
 
-/** Messages the wallet could not pay for: failed, nothing charged. */
+/** Messages the wallet could not pay for: failed, nothing charged, not in the outbox. */
 async function markUnpaid(tx: Db, unpaid: Prepared[]): Promise<void> {
   await tx`
     update messages m set status = 'failed', error = ${UNPAID_REASON}, cost_micros = 0, provider_message_id = null,
-      sent_at = null
+      sent_at = null, in_outbox = false, outbox_subject = null, outbox_body = null
     from unnest(${unpaid.map((p) => p.execution_id)}::uuid[], ${unpaid.map((p) => p.recipient)}::text[])
       as k(execution_id, recipient)
     where m.execution_id = k.execution_id and m.recipient = k.recipient`;

@@ -4,6 +4,7 @@ import { createService } from "../../main.ts";
 import type { Deps } from "../../shared/deps.ts";
 import type { Channel } from "../../shared/providers/types.ts";
 import { dbTest, jsonRequest, randomEmail, testDeps, testTeam } from "../../shared/testing.ts";
+import { sendingFixture } from "../../worker/testing.ts";
 
 const TOKEN = { Authorization: "Bearer test-admin-token-0123456789" };
 const nextId = monotonicFactory();
@@ -124,6 +125,57 @@ dbTest("DELETE /admin/v1/outbox clears the matching messages, or all of them", a
   const again = await app.request(`/admin/v1/outbox?team_id=${team.id}`, { method: "DELETE", headers: TOKEN });
   assert.deepEqual(await again.json(), { deleted: 0 });
 });
+
+dbTest(
+  "a message the worker sent is in the outbox from its own row; a clear takes it out and keeps its record",
+  async () => {
+    const f = await sendingFixture();
+    const to = randomEmail();
+    const { trigger_id } = await f.finished(
+      await f.post("/api/v1/messages/send", {
+        recipient_type: "direct_email",
+        direct_email: to,
+        subject: "Hello {{name}}",
+        content: "<p>Hi {{name}}</p>",
+        variables: { name: "Ann" },
+      }),
+    );
+    await send(f.deps, f.team.id, "sms", "+15550004444", "kept apart");
+    const [message] = await f.deps.sql`select id from messages where trigger_id = ${trigger_id}`;
+    const [entry] = await f.deps.sql`select id from outbox_entries where team_id = ${f.team.id}`;
+    assert.ok(message && entry, "one copy in its message row, one kept apart");
+
+    const listed = await f.app.request(`/admin/v1/outbox?team_id=${f.team.id}`, { headers: TOKEN });
+    const { messages } = await listed.json();
+    assert.deepEqual(messages.map((m: { id: string }) => m.id), [entry.id, message.id], "newest first");
+    assert.deepEqual({ ...messages[1], created_at: undefined }, {
+      id: message.id,
+      team_id: f.team.id,
+      channel: "email",
+      to,
+      subject: "Hello Ann",
+      body: "<p>Hi Ann</p>",
+      trigger_id,
+      created_at: undefined,
+    });
+    const byAddress = await f.app.request(`/admin/v1/outbox?to=${encodeURIComponent(to)}`, { headers: TOKEN });
+    assert.deepEqual((await byAddress.json()).messages.map((m: { id: string }) => m.id), [message.id]);
+
+    const cleared = await f.app.request(`/admin/v1/outbox?team_id=${f.team.id}`, { method: "DELETE", headers: TOKEN });
+    assert.deepEqual(await cleared.json(), { deleted: 2 });
+    const none = await f.app.request(`/admin/v1/outbox?team_id=${f.team.id}`, { headers: TOKEN });
+    assert.deepEqual(await none.json(), { messages: [] });
+    const [record] = await f.deps.sql`
+    select status, provider_message_id, in_outbox, outbox_subject, outbox_body from messages where id = ${message.id}`;
+    assert.deepEqual({ ...record }, {
+      status: "sent",
+      provider_message_id: `outbox_${message.id}`,
+      in_outbox: false,
+      outbox_subject: null,
+      outbox_body: null,
+    });
+  },
+);
 
 dbTest("the outbox routes need the admin token", async () => {
   const { app } = await setup();

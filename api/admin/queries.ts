@@ -1,4 +1,4 @@
-import type { Db } from "../../shared/db.ts";
+import type { Db, Sql } from "../../shared/db.ts";
 import type { Team } from "../../shared/deps.ts";
 import { NotFoundError } from "../../shared/errors.ts";
 import type { OutboxRow } from "../../shared/providers/outbox.ts";
@@ -42,8 +42,16 @@ export async function listOutbox(db: Db, filter: OutboxFilter, limit: number): P
     order by created_at desc, id desc limit ${limit}`;
 }
 
-/** Deletes outbox messages; returns how many. */
-export async function clearOutbox(db: Db, filter: OutboxFilter): Promise<number> {
-  const result = await db`delete from outbox ${outboxWhere(db, filter)}`;
-  return result.count;
+/**
+ * Clears outbox messages; returns how many. The copies kept apart are deleted; a message row leaves
+ * the outbox and drops its copy, and stays in the message history (see migration 011).
+ */
+export async function clearOutbox(db: Sql, filter: OutboxFilter): Promise<number> {
+  return await db.begin(async (tx: Db) => {
+    const apart = await tx`delete from outbox_entries ${outboxWhere(tx, filter)}`;
+    const kept = await tx`
+      update messages set in_outbox = false, outbox_subject = null, outbox_body = null
+      ${outboxWhere(tx, filter)} and in_outbox`;
+    return apart.count + kept.count;
+  });
 }

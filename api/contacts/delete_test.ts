@@ -62,11 +62,11 @@ dbTest("deleting a contact keeps its message history, anonymized", async () => {
   assert.equal(jobs.jobs[0].recipient, null);
   assert.equal(jobs.jobs[0].status, "sent");
   for (const t of triggers.slice(0, 2)) {
-    for (const copy of await f.outbox(t.trigger_id)) {
-      assert.equal(copy.to_address, DELETED_ADDRESS);
-      assert.equal(copy.subject, null);
-      assert.equal(copy.body, null);
-    }
+    const copies = await f.outbox(t.trigger_id);
+    assert.equal(copies.length, 1, "the outbox still shows that a message went out");
+    assert.equal(copies[0].to_address, DELETED_ADDRESS);
+    assert.equal(copies[0].subject, null);
+    assert.equal(copies[0].body, null);
   }
   const dump = JSON.stringify(await f.deps.sql`select * from messages where team_id = ${f.team.id}`);
   assert.ok(!dump.includes(contact.email) && !dump.includes(token), "no message of the team names the contact");

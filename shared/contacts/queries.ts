@@ -226,11 +226,18 @@ export const DELETED_ADDRESS = "[deleted]";
  * execution, and the contact can no longer be sent to, so the message's own id stands in for it.
  */
 async function anonymizeMessages(tx: Db, teamId: string, contactId: string): Promise<void> {
+  // Copies kept apart: those written before migration 011, and any OutboxProvider.send wrote.
   await tx`
-    update outbox set to_address = ${DELETED_ADDRESS}, subject = null, body = null
+    update outbox_entries set to_address = ${DELETED_ADDRESS}, subject = null, body = null
     where id in (select id from messages where contact_id = ${contactId} and team_id = ${teamId})`;
+  // A message row's address goes, so its outbox copy (migration 011) becomes an entry of its own.
+  await tx`
+    insert into outbox_entries (id, team_id, channel, to_address, trigger_id, created_at)
+    select id, team_id, channel, ${DELETED_ADDRESS}, trigger_id, created_at from messages
+    where contact_id = ${contactId} and team_id = ${teamId} and in_outbox`;
   await tx`
     update messages set
+      in_outbox = false, outbox_subject = null, outbox_body = null,
       to_address = null,
       recipient = ${contactId}::text || ':' || id,
       error = case when to_address is null or to_address = '' then error

@@ -1,4 +1,3 @@
-import { bulkRows } from "../bulk.ts";
 import type { Db } from "../db.ts";
 import type { OutboundMessage, Provider, SendResult } from "./types.ts";
 
@@ -14,19 +13,19 @@ export interface OutboxRow {
   created_at: Date;
 }
 
-function toRow(m: OutboundMessage) {
+/** What the outbox keeps of a message's content: a subject (a push title) and a body. */
+export function outboxContent(m: OutboundMessage): { subject: string | null; body: string | null } {
   return {
-    id: m.id,
-    team_id: m.teamId,
-    channel: m.channel,
-    to_address: m.to,
     subject: m.channel === "push" ? m.title ?? null : m.subject ?? null,
     body: m.channel === "email" ? m.html ?? m.text ?? null : m.text ?? null,
-    trigger_id: m.triggerId ?? null,
   };
 }
 
-/** The default provider: records every message so that a person or a test can read it. */
+/**
+ * The default provider: records every message so that a person or a test can read it (the `outbox`
+ * view). A message the worker records keeps its copy in its own message row (worker/deliver.ts,
+ * migration 011); this provider's `send` keeps the copy of any other (an OTP code) apart.
+ */
 export class OutboxProvider implements Provider {
   readonly name = "outbox";
   readonly resendable = true;
@@ -36,30 +35,21 @@ export class OutboxProvider implements Provider {
     this.#db = db;
   }
 
-  async send(message: OutboundMessage): Promise<SendResult> {
-    await this.#db`insert into outbox ${this.#db(toRow(message))} on conflict (id) do nothing`;
-    return { providerMessageId: `outbox_${message.id}` };
+  async send(m: OutboundMessage): Promise<SendResult> {
+    const row = {
+      id: m.id,
+      team_id: m.teamId,
+      channel: m.channel,
+      to_address: m.to,
+      ...outboxContent(m),
+      trigger_id: m.triggerId ?? null,
+    };
+    await this.#db`insert into outbox_entries ${this.#db(row)} on conflict (id) do nothing`;
+    return { providerMessageId: outboxMessageId(m.id) };
   }
+}
 
-  /** Records many messages in one INSERT (the fan-out path; see bulkRows). */
-  async sendMany(messages: OutboundMessage[]): Promise<SendResult[]> {
-    if (messages.length > 0) {
-      const rows = messages.map(toRow);
-      const col = <K extends keyof ReturnType<typeof toRow>>(k: K) => rows.map((r) => r[k]);
-      await this.#db`
-        insert into outbox ${
-        bulkRows(this.#db, {
-          id: { type: "text", values: col("id") },
-          team_id: { type: "uuid", values: col("team_id") },
-          channel: { type: "text", values: col("channel") },
-          to_address: { type: "text", values: col("to_address") },
-          subject: { type: "text", values: col("subject") },
-          body: { type: "text", values: col("body") },
-          trigger_id: { type: "uuid", values: col("trigger_id") },
-        })
-      }
-        on conflict (id) do nothing`;
-    }
-    return messages.map((m) => ({ providerMessageId: `outbox_${m.id}` }));
-  }
+/** The provider message id the outbox gives a message. */
+export function outboxMessageId(id: string): string {
+  return `outbox_${id}`;
 }

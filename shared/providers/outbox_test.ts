@@ -4,7 +4,7 @@ import { dbTest, testDeps, testTeam } from "../testing.ts";
 import { OutboxProvider } from "./outbox.ts";
 import type { OutboundMessage } from "./types.ts";
 
-dbTest("OutboxProvider.sendMany() records every message once, any text kept as it was given", async () => {
+dbTest("OutboxProvider.send() records every message once, any text kept as it was given", async () => {
   const deps = await testDeps();
   const { team } = await testTeam(deps);
   const triggerId = crypto.randomUUID();
@@ -23,10 +23,11 @@ dbTest("OutboxProvider.sendMany() records every message once, any text kept as i
     { id: ulid(), teamId: team.id, channel: "sms", to: "+14155550123", text: "No subject" },
   ];
   const outbox = new OutboxProvider(deps.sql);
-  const results = await outbox.sendMany(messages);
+  const results = [];
+  for (const m of messages) results.push(await outbox.send(m));
   assert.deepEqual(results, messages.map((m) => ({ providerMessageId: `outbox_${m.id}` })));
   // Recording the same messages again changes nothing.
-  await outbox.sendMany(messages);
+  for (const m of messages) await outbox.send(m);
   const rows = await deps.sql<
     {
       id: string;
