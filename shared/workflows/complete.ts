@@ -4,12 +4,16 @@ import { log } from "../log.ts";
 import type { Counts } from "../sending/trigger_record.ts";
 import { emitEvents, type EventInput } from "../webhook_events.ts";
 
-/** The triggers among `ids` whose executions are all finished and whose fan-outs are over. */
-export async function finishedTriggers(db: Db, ids: string[]): Promise<string[]> {
+/**
+ * The triggers among `ids` not final yet whose executions are all finished and whose fan-outs are
+ * over (a final one is left out before its steps are counted: a redelivered job asks again).
+ */
+async function finishedTriggers(db: Db, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];
   const rows = await db<{ id: string }[]>`
     select t.id from unnest(${ids}::uuid[]) as t(id)
-    where not exists (select 1 from workflow_executions e where e.trigger_id = t.id and e.current_step is not null)
+    where exists (select 1 from triggers x where x.id = t.id and x.status not in ('completed', 'failed'))
+      and not exists (select 1 from workflow_executions e where e.trigger_id = t.id and e.current_step is not null)
       and not exists (select 1 from workflow_runs r where r.trigger_id = t.id and not r.fanout_done)`;
   return rows.map((r) => r.id);
 }

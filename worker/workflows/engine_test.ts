@@ -706,6 +706,37 @@ dbTest("a redelivered step job re-enqueues the next step of executions whose job
   assert.deepEqual((await outboxOf(f, triggerId)).map((m) => m.channel), ["sms"]);
 });
 
+dbTest("a redelivered last step job completes the trigger its finished executions left processing", async () => {
+  const f = await fixture();
+  const worker = startWorker(f.deps).context;
+  const wf = await createWorkflow(f, { steps: [step(1, "email", "welcome")] });
+  const contact = await f.contact({});
+  const answer = await (await f.post("/api/v1/workflows/trigger", {
+    workflow_id: wf.id,
+    recipient_type: "contact",
+    contact_external_id: contact.external_id,
+  })).json();
+  const done = await f.waitForTrigger(answer.trigger_id);
+  assert.equal(done.status, "completed");
+  // As if the process stopped right after finishing the execution, before completing its trigger (the
+  // crash test met it: the trigger stayed processing while every message was final).
+  await f.deps.sql`update triggers set status = 'processing', completed_at = null where id = ${answer.trigger_id}`;
+  assert.equal((await (await f.get(`/api/v1/triggers/${answer.trigger_id}`)).json()).status, "processing");
+  await runJob(worker, {
+    type: "workflow-step",
+    id: crypto.randomUUID(),
+    workflow_id: wf.id,
+    step_order: 1,
+    execution_ids: answer.execution_ids,
+    due_at: Date.now(),
+    attempt: 0,
+  });
+  const trigger = await (await f.get(`/api/v1/triggers/${answer.trigger_id}`)).json();
+  assert.equal(trigger.status, "completed");
+  assert.deepEqual(trigger.summary, done.summary);
+  assert.equal((await outboxOf(f, answer.trigger_id)).length, 1, "the redelivery sends nothing");
+});
+
 dbTest("deleting a workflow mid-run stops its executions and completes their trigger", async () => {
   const f = await fixture();
   const wf = await createWorkflow(f, { steps: [step(1, "email", "welcome"), step(2, "sms", "reminder", 60)] });

@@ -135,18 +135,30 @@ export async function claimStep(db: Db, ids: string[], stepOrder: number, now: n
     returning id, trigger_id, contact_id`;
 }
 
-/** The unfinished executions among `ids` that are past `stepOrder`, grouped by their step and due time. */
-export async function executionsAhead(db: Db, ids: string[], stepOrder: number): Promise<StepGroup[]> {
-  const rows = await db<{ workflow_id: string; step_order: number; due: Date | null; ids: string[] }[]>`
-    select workflow_id, current_step as step_order, next_run_at as due, array_agg(id) as ids from workflow_executions
-    where id = any(${ids}::uuid[]) and current_step > ${stepOrder}
+/**
+ * The executions among `ids` that are past `stepOrder`: those still running, grouped by their step
+ * and due time, and the triggers of those that finished.
+ */
+export async function executionsPast(
+  db: Db,
+  ids: string[],
+  stepOrder: number,
+): Promise<{ ahead: StepGroup[]; finishedTriggerIds: string[] }> {
+  const rows = await db<
+    { workflow_id: string; step_order: number | null; due: Date | null; ids: string[]; trigger_ids: string[] }[]
+  >`
+    select workflow_id, current_step as step_order, next_run_at as due, array_agg(id) as ids,
+      array_agg(distinct trigger_id) as trigger_ids
+    from workflow_executions
+    where id = any(${ids}::uuid[]) and (current_step > ${stepOrder} or current_step is null)
     group by workflow_id, current_step, next_run_at`;
-  return rows.map((r) => ({
-    workflow_id: r.workflow_id,
-    step_order: r.step_order,
-    due: r.due?.getTime() ?? 0,
-    ids: r.ids,
-  }));
+  const ahead: StepGroup[] = [];
+  const finishedTriggerIds: string[] = [];
+  for (const r of rows) {
+    if (r.step_order === null) finishedTriggerIds.push(...r.trigger_ids);
+    else ahead.push({ workflow_id: r.workflow_id, step_order: r.step_order, due: r.due?.getTime() ?? 0, ids: r.ids });
+  }
+  return { ahead, finishedTriggerIds };
 }
 
 /** What one step did for one execution. */

@@ -11,7 +11,7 @@ import { contactsByIds } from "../recipients.ts";
 import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "../retry.ts";
 import { cachedRuns, cachedWorkflow } from "./cache.ts";
 import type { WorkflowStepJob } from "./jobs.ts";
-import { advance, type Claimed, claimStep, executionsAhead, recordStepRuns, type StepRun } from "./queries.ts";
+import { advance, type Claimed, claimStep, executionsPast, recordStepRuns, type StepRun } from "./queries.ts";
 import { enqueueJobs, groupJobs, stepJobs } from "./schedule.ts";
 import { nextStep, type RunContext, stepDelayMs, stepIsActive, stepVariables } from "./variables.ts";
 
@@ -38,12 +38,16 @@ export async function handleWorkflowStep(w: WorkerContext, job: WorkflowStepJob)
 }
 
 /**
- * For the executions of a job that are already past its step (the job is a redelivery): enqueues
- * their current step again, in case the process stopped between moving them and enqueueing it (a
- * duplicate job is harmless).
+ * For the executions of a job that are already past its step (the job is a redelivery), in case the
+ * process stopped between moving them on and what follows: enqueues the current step of those still
+ * running again (a duplicate job is harmless), and completes the triggers of those that finished
+ * (completing a final trigger changes nothing). Without the second, a trigger whose last executions
+ * finished just before a stop stayed processing for good.
  */
 async function resume(w: WorkerContext, job: WorkflowStepJob): Promise<void> {
-  await enqueueJobs(w.deps, groupJobs(await executionsAhead(w.deps.sql, job.execution_ids, job.step_order)));
+  const { ahead, finishedTriggerIds } = await executionsPast(w.deps.sql, job.execution_ids, job.step_order);
+  await enqueueJobs(w.deps, groupJobs(ahead));
+  await completeTriggers(w.deps, finishedTriggerIds);
 }
 
 /** Runs the step for the claimed executions, start by start, delivering all their messages in one pass. */
