@@ -31,6 +31,17 @@ async function createWorkflow(f: SendingFixture, body: Record<string, unknown>):
   return await res.json();
 }
 
+/** Starts workflow `workflowId` for one contact through the API; the 201 answer's body. */
+async function startFor(f: SendingFixture, workflowId: string, externalId: string) {
+  const res = await f.post("/api/v1/workflows/trigger", {
+    workflow_id: workflowId,
+    recipient_type: "contact",
+    contact_external_id: externalId,
+  });
+  assert.equal(res.status, 201, JSON.stringify(await res.clone().json()));
+  return await res.json();
+}
+
 function step(order: number, channel: string, template: string, delay = 0, extra: Record<string, unknown> = {}) {
   return {
     step_order: order,
@@ -558,11 +569,7 @@ dbTest("a step job that fires before its due time (a chained delay) waits again"
   const worker = startWorker(f.deps).context;
   const wf = await createWorkflow(f, { steps: [step(1, "email", "welcome", 0.02)] });
   const contact = await f.contact({});
-  const answer = await (await f.post("/api/v1/workflows/trigger", {
-    workflow_id: wf.id,
-    recipient_type: "contact",
-    contact_external_id: contact.external_id,
-  })).json();
+  const answer = await startFor(f, wf.id, contact.external_id);
   const executionId = answer.execution_ids[0];
   await until(async () => (await executionState(f, executionId))?.status === "SCHEDULED", "the execution");
   const due = Date.now() + 60 * 24 * 3_600_000; // 60 days: past the queue's 30-day limit
@@ -711,11 +718,7 @@ dbTest("a redelivered last step job completes the trigger its finished execution
   const worker = startWorker(f.deps).context;
   const wf = await createWorkflow(f, { steps: [step(1, "email", "welcome")] });
   const contact = await f.contact({});
-  const answer = await (await f.post("/api/v1/workflows/trigger", {
-    workflow_id: wf.id,
-    recipient_type: "contact",
-    contact_external_id: contact.external_id,
-  })).json();
+  const answer = await startFor(f, wf.id, contact.external_id);
   const done = await f.waitForTrigger(answer.trigger_id);
   assert.equal(done.status, "completed");
   // As if the process stopped right after finishing the execution, before completing its trigger (the
@@ -741,11 +744,7 @@ dbTest("deleting a workflow mid-run stops its executions and completes their tri
   const f = await fixture();
   const wf = await createWorkflow(f, { steps: [step(1, "email", "welcome"), step(2, "sms", "reminder", 60)] });
   const contact = await f.contact({ custom_fields: { phone: "+14155550129" } });
-  const answer = await (await f.post("/api/v1/workflows/trigger", {
-    workflow_id: wf.id,
-    recipient_type: "contact",
-    contact_external_id: contact.external_id,
-  })).json();
+  const answer = await startFor(f, wf.id, contact.external_id);
   await until(async () => (await executionState(f, answer.execution_ids[0]))?.status === "SCHEDULED", "step 1");
   const res = await f.app.request(`/api/v1/workflows/${wf.id}`, {
     method: "DELETE",
