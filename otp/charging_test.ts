@@ -108,7 +108,7 @@ dbTest("a wallet that cannot pay is 402, and nothing is stored, sent or charged"
     assert.equal(body.code, "insufficient_balance");
     assert.equal(body.message, "Insufficient wallet balance. Required: 0.0161, Available: 0.0051");
     assert.deepEqual(await entries(world), []);
-    assert.equal((await world.deps.sql`select 1 from outbox where team_id = ${world.team.id}`).length, 0);
+    assert.equal((await world.deps.sql`select 1 from outbox_all where team_id = ${world.team.id}`).length, 0);
     const stored = await Array.fromAsync(world.deps.kv.list({ prefix: ["otp_sessions", world.team.id] }));
     assert.equal(stored.length, 0);
   }

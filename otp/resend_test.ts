@@ -95,7 +95,7 @@ dbTest("resend charges the delivery again (not the fee), and is 402 when the wal
   assert.equal(res.status, 200);
   assert.equal((await res.json()).sandbox_otps, undefined);
   assert.equal(before - await balanceMicros(world.deps.sql, world.team.id), toMicros(0.0075));
-  const outbox = await world.deps.sql`select body from outbox where team_id = ${world.team.id}`;
+  const outbox = await world.deps.sql`select body from outbox_all where team_id = ${world.team.id}`;
   assert.equal(outbox.length, 2);
 
   const left = await balanceMicros(world.deps.sql, world.team.id);
@@ -103,7 +103,7 @@ dbTest("resend charges the delivery again (not the fee), and is 402 when the wal
   const poor = await world.post("/resend", { session_token: sent.session_token });
   assert.equal(poor.status, 402);
   assert.equal((await poor.json()).code, "insufficient_balance");
-  assert.equal((await world.deps.sql`select body from outbox where team_id = ${world.team.id}`).length, 2);
+  assert.equal((await world.deps.sql`select body from outbox_all where team_id = ${world.team.id}`).length, 2);
 });
 
 dbTest("resends count against the recipient limit: 429 with Retry-After", async () => {

@@ -63,7 +63,7 @@ dbTest("a sandbox send answers 200 with every field, the codes, and sends and ch
     recipients: { email, sms },
     otps: body.sandbox_otps,
   });
-  const outbox = await world.deps.sql`select id from outbox where team_id = ${world.team.id}`;
+  const outbox = await world.deps.sql`select id from outbox_all where team_id = ${world.team.id}`;
   assert.equal(outbox.length, 0);
   const charges = await world.deps
     .sql`select id from wallet_ledger where team_id = ${world.team.id} and kind = 'charge'`;
@@ -80,7 +80,7 @@ dbTest("a live send delivers a code per channel on the built-in templates and an
   assert.equal(body.data.otps, undefined);
   assert.deepEqual(body.data.channels, ["email", "sms", "whatsapp"]);
   const outbox = await world.deps.sql<OutboxMessage[]>`
-    select channel, to_address, subject, body, trigger_id from outbox where team_id = ${world.team.id} order by channel`;
+    select channel, to_address, subject, body, trigger_id from outbox_all where team_id = ${world.team.id} order by channel`;
   assert.deepEqual(outbox.map((m) => [m.channel, m.to_address]), [
     ["email", recipients.email],
     ["sms", recipients.sms],
@@ -107,7 +107,7 @@ dbTest("a test key sends to the outbox only and charges nothing", async () => {
   });
   assert.equal(res.status, 200);
   assert.equal((await res.json()).sandbox_otps, undefined);
-  const outbox = await world.deps.sql`select id from outbox where team_id = ${world.team.id}`;
+  const outbox = await world.deps.sql`select id from outbox_all where team_id = ${world.team.id}`;
   assert.equal(outbox.length, 1);
   const charges = await world.deps
     .sql`select id from wallet_ledger where team_id = ${world.team.id} and kind = 'charge'`;
@@ -173,7 +173,7 @@ dbTest("an Idempotency-Key replays the first send instead of opening a second se
   assert.equal(again.status, 200);
   assert.equal(again.headers.get("idempotent-replayed"), "true");
   assert.equal((await again.json()).session_id, (await first.json()).session_id);
-  const outbox = await world.deps.sql`select id from outbox where team_id = ${world.team.id}`;
+  const outbox = await world.deps.sql`select id from outbox_all where team_id = ${world.team.id}`;
   assert.equal(outbox.length, 1);
 });
 

@@ -17,7 +17,9 @@ dbTest("no code can be found in KV or in Postgres (outside the outbox, which car
     add_contact: true,
   });
   assert.equal(live.status, 200);
-  const messages = await world.deps.sql<{ body: string }[]>`select body from outbox where team_id = ${world.team.id}`;
+  const messages = await world.deps.sql<
+    { body: string }[]
+  >`select body from outbox_all where team_id = ${world.team.id}`;
   const delivered = messages.map((m) => m.body.match(/\b(\d{8})\b/)![1]);
   const sandbox = await openSandbox(world, ["email", "sms"], { config: { otp_length: 8 } });
   const resent = await (await world.post("/resend", { session_token: sandbox.token })).json();
@@ -41,7 +43,7 @@ dbTest("no code can be found in KV or in Postgres (outside the outbox, which car
   for (const { table_name } of tables) {
     const rows = await world.deps.sql<{ row: string }[]>`select t::text as row from ${world.deps.sql(table_name)} t`;
     const found = codes.filter((code) => rows.some((r) => r.row.includes(code)));
-    if (table_name === "outbox_entries") assert.deepEqual(found, delivered, "the outbox carries the delivered codes");
+    if (table_name === "outbox") assert.deepEqual(found, delivered, "the outbox carries the delivered codes");
     else assert.deepEqual(found, [], `codes found in table ${table_name}`);
   }
 });

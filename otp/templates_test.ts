@@ -13,7 +13,7 @@ interface OutboxMessage {
 
 async function outbox(world: OtpWorld): Promise<OutboxMessage[]> {
   return await world.deps.sql<OutboxMessage[]>`
-    select channel, to_address, subject, body from outbox where team_id = ${world.team.id} order by created_at, channel`;
+    select channel, to_address, subject, body from outbox_all where team_id = ${world.team.id} order by created_at, channel`;
 }
 
 function byChannel(messages: OutboxMessage[]): Record<string, OutboxMessage> {

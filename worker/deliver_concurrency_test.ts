@@ -46,6 +46,6 @@ dbTest("200 simultaneous SMS sends to a tag charge exactly what the wallet cover
   const unpaid = await f.deps.sql`
     select count(*)::int as n from messages where team_id = ${f.team.id} and status = 'failed' and error = ${UNPAID_REASON}`;
   assert.equal(unpaid[0].n, failed, "every failed message failed for want of money");
-  const outboxed = await f.deps.sql`select count(*)::int as n from outbox where team_id = ${f.team.id}`;
+  const outboxed = await f.deps.sql`select count(*)::int as n from outbox_all where team_id = ${f.team.id}`;
   assert.equal(outboxed[0].n, sent, "only paid messages reached the provider");
 });

@@ -448,7 +448,7 @@ dbTest("a NUL character in a template variable is dropped: the whole merged batc
   // Both sends in one send-group job, as two requests accepted together are.
   await runJob(createWorkerContext(deps), { type: "send-group", id: crypto.randomUUID(), sends, attempt: 0 });
   for (const [spec, text] of [[sends[0], "Hi Anne"], [sends[1], "Hi Bob"]] as const) {
-    const rows = await deps.sql`select body from outbox where trigger_id = ${spec.trigger_id}`;
+    const rows = await deps.sql`select body from outbox_all where trigger_id = ${spec.trigger_id}`;
     assert.deepEqual(rows.map((r) => r.body), [text]);
     assert.equal((await triggerRow(deps, spec.trigger_id)).status, "completed");
   }

@@ -65,7 +65,7 @@ dbTest("dispatch pages a fan-out into batches of FANOUT_PAGE_SIZE, once, and the
   assert.deepEqual(record.executions[0].counts, { total_contacts: 1_234, sent: 1_234, failed: 0, filtered: 0 });
   const [row] = await deps.sql`select status, total_contacts, sent from triggers where id = ${spec.trigger_id}`;
   assert.deepEqual({ ...row }, { status: "completed", total_contacts: 1_234, sent: 1_234 });
-  const [{ n }] = await deps.sql`select count(*)::int as n from outbox where trigger_id = ${spec.trigger_id}`;
+  const [{ n }] = await deps.sql`select count(*)::int as n from outbox_all where trigger_id = ${spec.trigger_id}`;
   assert.equal(n, 1_234);
   kv.close();
 });

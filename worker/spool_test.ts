@@ -33,7 +33,7 @@ dbTest("sends accepted in a burst are spooled, then delivered once each when it 
     const trigger = await f.waitForTrigger(a.body.trigger_id);
     assert.equal(trigger.status, "completed");
     assert.deepEqual(trigger.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
-    const rows = await f.deps.sql`select to_address, body from outbox where trigger_id = ${a.body.trigger_id}`;
+    const rows = await f.deps.sql`select to_address, body from outbox_all where trigger_id = ${a.body.trigger_id}`;
     assert.equal(rows.length, 1, "delivered once");
   }
   assert.equal(spooled.pages, 0, "every page moved");
@@ -67,7 +67,7 @@ dbTest("workflow starts accepted in a burst are spooled, then run once each when
     assert.equal(trigger.status, "completed");
     assert.deepEqual(trigger.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
     const rows = await f.deps.sql<{ to_address: string; subject: string }[]>`
-      select to_address, subject from outbox where trigger_id = ${a.body.trigger_id}`;
+      select to_address, subject from outbox_all where trigger_id = ${a.body.trigger_id}`;
     assert.deepEqual(rows.map((r) => [r.to_address, r.subject]), [[contacts[i].email, `Spooled C${i}`]]);
   }
 });

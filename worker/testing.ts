@@ -114,7 +114,7 @@ export async function sendingFixture(plan: Team["plan"] = "pro"): Promise<Sendin
       const rows = await deps.sql<
         { to_address: string; channel: string; subject: string | null; body: string | null }[]
       >`
-        select to_address, channel, subject, body from outbox where trigger_id = ${triggerId}
+        select to_address, channel, subject, body from outbox_all where trigger_id = ${triggerId}
         order by created_at, id`;
       return [...rows];
     },

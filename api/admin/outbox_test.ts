@@ -142,7 +142,7 @@ dbTest(
     );
     await send(f.deps, f.team.id, "sms", "+15550004444", "kept apart");
     const [message] = await f.deps.sql`select id from messages where trigger_id = ${trigger_id}`;
-    const [entry] = await f.deps.sql`select id from outbox_entries where team_id = ${f.team.id}`;
+    const [entry] = await f.deps.sql`select id from outbox where team_id = ${f.team.id}`;
     assert.ok(message && entry, "one copy in its message row, one kept apart");
 
     const listed = await f.app.request(`/admin/v1/outbox?team_id=${f.team.id}`, { headers: TOKEN });

@@ -37,7 +37,7 @@ function outboxWhere(db: Db, f: OutboxFilter) {
 /** Outbox messages, newest first. */
 export async function listOutbox(db: Db, filter: OutboxFilter, limit: number): Promise<OutboxRow[]> {
   return await db<OutboxRow[]>`
-    select id, team_id, channel, to_address, subject, body, trigger_id, created_at from outbox
+    select id, team_id, channel, to_address, subject, body, trigger_id, created_at from outbox_all
     ${outboxWhere(db, filter)}
     order by created_at desc, id desc limit ${limit}`;
 }
@@ -48,7 +48,7 @@ export async function listOutbox(db: Db, filter: OutboxFilter, limit: number): P
  */
 export async function clearOutbox(db: Sql, filter: OutboxFilter): Promise<number> {
   return await db.begin(async (tx: Db) => {
-    const apart = await tx`delete from outbox_entries ${outboxWhere(tx, filter)}`;
+    const apart = await tx`delete from outbox ${outboxWhere(tx, filter)}`;
     const kept = await tx`
       update messages set in_outbox = false, outbox_subject = null, outbox_body = null
       ${outboxWhere(tx, filter)} and in_outbox`;

@@ -372,7 +372,7 @@ dbTest("POST /sms/send with an Idempotency-Key replays the first answer and send
   const a = await first.json();
   assert.deepEqual(await again.json(), a);
   await f.waitForTrigger(a.trigger_id);
-  const [{ n }] = await f.deps.sql`select count(*)::int as n from outbox where team_id = ${f.team.id}`;
+  const [{ n }] = await f.deps.sql`select count(*)::int as n from outbox_all where team_id = ${f.team.id}`;
   assert.equal(n, 1);
 });
 

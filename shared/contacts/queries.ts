@@ -228,11 +228,11 @@ export const DELETED_ADDRESS = "[deleted]";
 async function anonymizeMessages(tx: Db, teamId: string, contactId: string): Promise<void> {
   // Copies kept apart: those written before migration 011, and any OutboxProvider.send wrote.
   await tx`
-    update outbox_entries set to_address = ${DELETED_ADDRESS}, subject = null, body = null
+    update outbox set to_address = ${DELETED_ADDRESS}, subject = null, body = null
     where id in (select id from messages where contact_id = ${contactId} and team_id = ${teamId})`;
   // A message row's address goes, so its outbox copy (migration 011) becomes an entry of its own.
   await tx`
-    insert into outbox_entries (id, team_id, channel, to_address, trigger_id, created_at)
+    insert into outbox (id, team_id, channel, to_address, trigger_id, created_at)
     select id, team_id, channel, ${DELETED_ADDRESS}, trigger_id, created_at from messages
     where contact_id = ${contactId} and team_id = ${teamId} and in_outbox`;
   await tx`

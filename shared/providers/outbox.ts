@@ -22,7 +22,7 @@ export function outboxContent(m: OutboundMessage): { subject: string | null; bod
 }
 
 /**
- * The default provider: records every message so that a person or a test can read it (the `outbox`
+ * The default provider: records every message so that a person or a test can read it (the `outbox_all`
  * view). A message the worker records keeps its copy in its own message row (worker/deliver.ts,
  * migration 011); this provider's `send` keeps the copy of any other (an OTP code) apart.
  */
@@ -44,7 +44,7 @@ export class OutboxProvider implements Provider {
       ...outboxContent(m),
       trigger_id: m.triggerId ?? null,
     };
-    await this.#db`insert into outbox_entries ${this.#db(row)} on conflict (id) do nothing`;
+    await this.#db`insert into outbox ${this.#db(row)} on conflict (id) do nothing`;
     return { providerMessageId: outboxMessageId(m.id) };
   }
 }

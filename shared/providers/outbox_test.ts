@@ -38,7 +38,7 @@ dbTest("OutboxProvider.send() records every message once, any text kept as it wa
       trigger_id: string | null;
     }[]
   >`
-    select id, channel, to_address, subject, body, trigger_id from outbox where team_id = ${team.id} order by id`;
+    select id, channel, to_address, subject, body, trigger_id from outbox_all where team_id = ${team.id} order by id`;
   assert.deepEqual(
     rows.map((r) => ({ ...r })),
     [

@@ -120,10 +120,10 @@ export async function checkStoredData(db: Db, s: Scenario, twilio: TwilioReceipt
   // both made PGlite, which keeps no statistics, plan these as a scan of the view a message.
   const [orphans]: [{ unrecorded: number; unsent: number }] = await db`
     select
-      (select count(*)::int from outbox_entries o where o.team_id = ${s.teamId}
+      (select count(*)::int from outbox o where o.team_id = ${s.teamId}
         and not exists (select 1 from messages m where m.id = o.id)) as unrecorded,
       (select count(*)::int from messages m where m.team_id = ${s.teamId} and m.status = 'sent' and m.provider = 'outbox'
-        and not m.in_outbox and not exists (select 1 from outbox_entries o where o.id = m.id)) as unsent`;
+        and not m.in_outbox and not exists (select 1 from outbox o where o.id = m.id)) as unsent`;
   if (orphans.unrecorded > 0) problems.push(`${orphans.unrecorded} outbox rows have no message record`);
   if (orphans.unsent > 0) problems.push(`${orphans.unsent} messages recorded as sent have no outbox row`);
   const executions = await db<{ status: string; current_step: number | null; steps: number }[]>`
@@ -183,7 +183,7 @@ async function checkOutbox(db: Db, s: Scenario): Promise<string[]> {
   }
   s.direct.forEach((id, i) => want.set(wantKey(id, directAddress(i), NAMES.bulkSubject), 1));
   const rows = await db<{ trigger_id: string; to_address: string; subject: string | null; n: number }[]>`
-    select trigger_id, to_address, subject, count(*)::int as n from outbox where team_id = ${s.teamId}
+    select trigger_id, to_address, subject, count(*)::int as n from outbox_all where team_id = ${s.teamId}
     group by trigger_id, to_address, subject`;
   const duplicates: string[] = [];
   const unexpected: string[] = [];

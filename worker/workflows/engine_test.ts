@@ -55,7 +55,7 @@ async function outboxOf(f: SendingFixture, triggerId: string) {
   return await f.deps.sql<
     { channel: string; to_address: string; subject: string | null; body: string | null; created_at: Date }[]
   >`
-    select channel, to_address, subject, body, created_at from outbox where trigger_id = ${triggerId}
+    select channel, to_address, subject, body, created_at from outbox_all where trigger_id = ${triggerId}
     order by created_at, id`;
 }
 
