@@ -8,7 +8,7 @@ import type { Db } from "./db.ts";
 import type { Deps } from "./deps.ts";
 import { log } from "./log.ts";
 import { TtlCache } from "./ttl_cache.ts";
-import { newUlid } from "./sending/ids.ts";
+import { newUlid, stableUlid } from "./sending/ids.ts";
 import { metrics } from "./metrics.ts";
 
 /** Every event type an endpoint can subscribe to. */
@@ -85,9 +85,22 @@ function activeEndpoints(db: Db, teamId: string): Promise<EndpointSubscription[]
   });
 }
 
-/** A new event envelope (`evt_` + ulid). */
-export function newEvent(type: EventType, data: Record<string, unknown>, now: number): WebhookEvent {
-  return { id: `evt_${newUlid(now)}`, type, created_at: new Date(now).toISOString(), data };
+/** A new event envelope (`evt_` + ulid), or the one `stable` names (see {@linkcode EventInput}). */
+export function newEvent(
+  type: EventType,
+  data: Record<string, unknown>,
+  now: number,
+  stable?: StableEvent,
+): WebhookEvent {
+  const at = stable?.at ?? now;
+  const id = stable ? stableUlid(stable.at, stable.key) : newUlid(now);
+  return { id: `evt_${id}`, type, created_at: new Date(at).toISOString(), data };
+}
+
+/** The time and key (a UUID) an event's id and created_at are made from. */
+export interface StableEvent {
+  at: number;
+  key: string;
 }
 
 /** Splits deliveries into jobs no larger than the KV value limit allows. */
@@ -140,6 +153,12 @@ export async function enqueueDeliveries(deps: Deps, jobs: WebhookDeliverJob[], b
 export interface EventInput {
   type: EventType;
   data: Record<string, unknown>;
+  /**
+   * For an event that may be emitted again (by a redelivered job): what happened when (`at`) to which
+   * object (`key`, a UUID). Every emission is then the same envelope, id and created_at alike, and
+   * receivers drop the repeat by its `webhook-id`, as they drop a repeated delivery.
+   */
+  stable?: StableEvent;
 }
 
 /**
@@ -157,7 +176,7 @@ export async function emitEvents(deps: Deps, teamId: string, events: EventInput[
   for (const input of events) {
     const targets = endpoints.filter((e) => e.events === null || e.events.includes(input.type));
     if (targets.length === 0) continue;
-    const event = newEvent(input.type, input.data, now);
+    const event = newEvent(input.type, input.data, now, input.stable);
     emitted.push(event);
     metrics.webhookEvents.inc({ type: input.type });
     for (const endpoint of targets) deliveries.push({ endpoint_id: endpoint.id, event });

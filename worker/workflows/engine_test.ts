@@ -31,6 +31,19 @@ async function createWorkflow(f: SendingFixture, body: Record<string, unknown>):
   return await res.json();
 }
 
+/** A `workflow-step` job of a workflow's step for executions, due now (a first try). */
+function stepJob(workflowId: string, stepOrder: number, executionIds: string[]): Job {
+  return {
+    type: "workflow-step",
+    id: crypto.randomUUID(),
+    workflow_id: workflowId,
+    step_order: stepOrder,
+    execution_ids: executionIds,
+    due_at: Date.now(),
+    attempt: 0,
+  };
+}
+
 /** Starts workflow `workflowId` for one contact through the API; the 201 answer's body. */
 async function startFor(f: SendingFixture, workflowId: string, externalId: string) {
   const res = await f.post("/api/v1/workflows/trigger", {
@@ -519,7 +532,7 @@ async function until(check: () => Promise<boolean>, what: string): Promise<void>
   }
 }
 
-async function executionState(f: SendingFixture, id: string) {
+async function executionState(f: Pick<SendingFixture, "deps">, id: string) {
   const [row]: [{ status: string; current_step: number | null }?] = await f.deps.sql`
     select status, current_step from workflow_executions where id = ${id}`;
   return row;
@@ -700,15 +713,7 @@ dbTest("a redelivered step job re-enqueues the next step of executions whose job
   await f.deps.sql`insert into workflow_executions (id, team_id, workflow_id, trigger_id, contact_id, source, status,
       current_step, next_run_at, started_at)
     values (${executionId}, ${f.team.id}, ${wf.id}, ${triggerId}, ${contact.id}, 'api', 'PROCESSING', 2, now(), now())`;
-  await runJob(worker, {
-    type: "workflow-step",
-    id: crypto.randomUUID(),
-    workflow_id: wf.id,
-    step_order: 1,
-    execution_ids: [executionId],
-    due_at: Date.now(),
-    attempt: 0,
-  });
+  await runJob(worker, stepJob(wf.id, 1, [executionId]));
   await until(async () => (await executionState(f, executionId))?.status === "COMPLETED", "step 2");
   assert.deepEqual((await outboxOf(f, triggerId)).map((m) => m.channel), ["sms"]);
 });
@@ -725,15 +730,7 @@ dbTest("a redelivered last step job completes the trigger its finished execution
   // crash test met it: the trigger stayed processing while every message was final).
   await f.deps.sql`update triggers set status = 'processing', completed_at = null where id = ${answer.trigger_id}`;
   assert.equal((await (await f.get(`/api/v1/triggers/${answer.trigger_id}`)).json()).status, "processing");
-  await runJob(worker, {
-    type: "workflow-step",
-    id: crypto.randomUUID(),
-    workflow_id: wf.id,
-    step_order: 1,
-    execution_ids: answer.execution_ids,
-    due_at: Date.now(),
-    attempt: 0,
-  });
+  await runJob(worker, stepJob(wf.id, 1, answer.execution_ids));
   const trigger = await (await f.get(`/api/v1/triggers/${answer.trigger_id}`)).json();
   assert.equal(trigger.status, "completed");
   assert.deepEqual(trigger.summary, done.summary);
@@ -824,6 +821,69 @@ dbTest("a finished execution emits workflow.completed, and its trigger trigger.c
   assert.equal(triggerEvent.data.trigger_id, trigger_id);
   assert.equal(triggerEvent.data.flow_type, "workflow");
   assert.deepEqual(triggerEvent.data.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
+  await server.shutdown();
+  kv.close();
+});
+
+dbTest("a redelivered step job emits what a stop after the last step lost, as the same envelopes", async () => {
+  const received: { id: string; type: string; created_at: string; data: Record<string, unknown> }[] = [];
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    received.push(JSON.parse(await req.text()));
+    return new Response("ok");
+  });
+  const kv = await Deno.openKv(":memory:");
+  const deps = { ...await testDeps({ WEBHOOK_ALLOW_PRIVATE: true }), kv, committer: new KvCommitter(kv) };
+  const worker = startWorker(deps).context;
+  const app = createService(deps);
+  const { team, keys } = await testTeam(deps);
+  const headers = { "X-API-Key": keys.live };
+  await upsertTemplate(deps.sql, team.id, "email", "hello", { subject: "Hi", html: "<p>hi</p>" });
+  const wf = await (await app.request(
+    "/api/v1/workflows",
+    jsonRequest("POST", { name: "lost", event_type: "lost", steps: [step(1, "email", "hello")] }, headers),
+  )).json();
+  const contact = await createContact(deps.sql, team.id, { email: `l.${crypto.randomUUID()}@example.com` });
+  const answer = await (await app.request(
+    "/api/v1/workflows/trigger",
+    jsonRequest("POST", { workflow_id: wf.id, recipient_type: "contact", contact_external_id: contact.external_id }, {
+      ...headers,
+      "X-Team-ID": team.id,
+    }),
+  )).json();
+  const executionId: string = answer.execution_ids[0];
+  await until(
+    async () => (await executionState({ deps }, executionId))?.status === "COMPLETED",
+    "the run",
+  );
+  // As if the process stopped right after finishing the execution: its trigger not completed, its events
+  // not enqueued (no endpoint was registered yet: nothing was emitted).
+  await deps.sql`update triggers set status = 'processing', completed_at = null where id = ${answer.trigger_id}`;
+  const hook = await app.request(
+    "/api/v1/webhooks",
+    jsonRequest("POST", { url: `http://127.0.0.1:${server.addr.port}/h` }, headers),
+  );
+  assert.equal(hook.status, 201);
+  const redeliver = () => runJob(worker, stepJob(wf.id, 1, [executionId]));
+  await redeliver();
+  const types = () => received.map((e) => e.type).sort();
+  await until(() => Promise.resolve(received.length === 2), "the events");
+  assert.deepEqual(types(), ["trigger.completed", "workflow.completed"]);
+  const [row]: [{ completed_at: Date }] = await deps.sql`
+    select completed_at from workflow_executions where id = ${executionId}`;
+  const completed = received.find((e) => e.type === "workflow.completed")!;
+  assert.equal(completed.created_at, row.completed_at.toISOString(), "the event is dated when the execution finished");
+  assert.equal(completed.data.execution_id, executionId);
+  assert.equal(completed.data.status, "COMPLETED");
+  assert.equal(
+    (await (await app.request(`/api/v1/triggers/${answer.trigger_id}`, { headers })).json()).status,
+    "completed",
+  );
+  // Once more: the same envelope, which the sender drops as delivered already; nothing is sent again.
+  await redeliver();
+  await new Promise((r) => setTimeout(r, 1_500));
+  assert.deepEqual(types(), ["trigger.completed", "workflow.completed"]);
+  const [{ n }] = await deps.sql`select count(*)::int as n from outbox_all where trigger_id = ${answer.trigger_id}`;
+  assert.equal(n, 1);
   await server.shutdown();
   kv.close();
 });

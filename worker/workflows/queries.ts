@@ -135,30 +135,43 @@ export async function claimStep(db: Db, ids: string[], stepOrder: number, now: n
     returning id, trigger_id, contact_id`;
 }
 
+/** An execution that has finished: what its `workflow.completed` event says of it. */
+export interface FinishedExecution {
+  id: string;
+  trigger_id: string;
+  contact_id: string | null;
+  status: string;
+  /** When it finished (ms since the epoch). */
+  completed_at: number;
+}
+
 /**
  * The executions among `ids` that are past `stepOrder`: those still running, grouped by their step
- * and due time, and the triggers of those that finished.
+ * and due time, and those that finished.
  */
 export async function executionsPast(
   db: Db,
   ids: string[],
   stepOrder: number,
-): Promise<{ ahead: StepGroup[]; finishedTriggerIds: string[] }> {
-  const rows = await db<
-    { workflow_id: string; step_order: number | null; due: Date | null; ids: string[]; trigger_ids: string[] }[]
-  >`
-    select workflow_id, current_step as step_order, next_run_at as due, array_agg(id) as ids,
-      array_agg(distinct trigger_id) as trigger_ids
-    from workflow_executions
-    where id = any(${ids}::uuid[]) and (current_step > ${stepOrder} or current_step is null)
-    group by workflow_id, current_step, next_run_at`;
-  const ahead: StepGroup[] = [];
-  const finishedTriggerIds: string[] = [];
-  for (const r of rows) {
-    if (r.step_order === null) finishedTriggerIds.push(...r.trigger_ids);
-    else ahead.push({ workflow_id: r.workflow_id, step_order: r.step_order, due: r.due?.getTime() ?? 0, ids: r.ids });
-  }
-  return { ahead, finishedTriggerIds };
+): Promise<{ ahead: StepGroup[]; finished: FinishedExecution[] }> {
+  const [ahead, finished] = await Promise.all([
+    db<{ workflow_id: string; step_order: number; due: Date | null; ids: string[] }[]>`
+      select workflow_id, current_step as step_order, next_run_at as due, array_agg(id) as ids from workflow_executions
+      where id = any(${ids}::uuid[]) and current_step > ${stepOrder}
+      group by workflow_id, current_step, next_run_at`,
+    db<{ id: string; trigger_id: string; contact_id: string | null; status: string; completed_at: Date }[]>`
+      select id, trigger_id, contact_id, status, completed_at from workflow_executions
+      where id = any(${ids}::uuid[]) and current_step is null and completed_at is not null`,
+  ]);
+  return {
+    ahead: ahead.map((r) => ({
+      workflow_id: r.workflow_id,
+      step_order: r.step_order,
+      due: r.due?.getTime() ?? 0,
+      ids: r.ids,
+    })),
+    finished: finished.map((r) => ({ ...r, completed_at: r.completed_at.getTime() })),
+  };
 }
 
 /** What one step did for one execution. */

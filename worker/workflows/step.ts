@@ -11,7 +11,15 @@ import { contactsByIds } from "../recipients.ts";
 import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "../retry.ts";
 import { cachedRuns, cachedWorkflow } from "./cache.ts";
 import type { WorkflowStepJob } from "./jobs.ts";
-import { advance, type Claimed, claimStep, executionsPast, recordStepRuns, type StepRun } from "./queries.ts";
+import {
+  advance,
+  type Claimed,
+  claimStep,
+  executionsPast,
+  type FinishedExecution,
+  recordStepRuns,
+  type StepRun,
+} from "./queries.ts";
 import { enqueueJobs, groupJobs, stepJobs } from "./schedule.ts";
 import { nextStep, type RunContext, stepDelayMs, stepIsActive, stepVariables } from "./variables.ts";
 
@@ -34,20 +42,23 @@ export async function handleWorkflowStep(w: WorkerContext, job: WorkflowStepJob)
   if (!workflow) return; // Deleted since: its executions went with it.
   const claimed = await claimStep(deps.sql, job.execution_ids, job.step_order, now);
   if (claimed.length > 0) await runStep(w, workflow, job, claimed);
-  if (claimed.length < job.execution_ids.length) await resume(w, job);
+  if (claimed.length < job.execution_ids.length) await resume(w, workflow, job);
 }
 
 /**
  * For the executions of a job that are already past its step (the job is a redelivery), in case the
  * process stopped between moving them on and what follows: enqueues the current step of those still
- * running again (a duplicate job is harmless), and completes the triggers of those that finished
- * (completing a final trigger changes nothing). Without the second, a trigger whose last executions
- * finished just before a stop stayed processing for good.
+ * running again (a duplicate job is harmless); for those that finished, completes their triggers
+ * (completing a final trigger changes nothing) and emits their `workflow.completed` again, the same
+ * envelope as before, which receivers drop by its id if it had reached them. Without this, a trigger
+ * whose last executions finished just before a stop stayed processing for good.
  */
-async function resume(w: WorkerContext, job: WorkflowStepJob): Promise<void> {
-  const { ahead, finishedTriggerIds } = await executionsPast(w.deps.sql, job.execution_ids, job.step_order);
+async function resume(w: WorkerContext, workflow: Workflow, job: WorkflowStepJob): Promise<void> {
+  const { ahead, finished } = await executionsPast(w.deps.sql, job.execution_ids, job.step_order);
   await enqueueJobs(w.deps, groupJobs(ahead));
-  await completeTriggers(w.deps, finishedTriggerIds);
+  if (finished.length === 0) return;
+  await completeTriggers(w.deps, finished.map((e) => e.trigger_id));
+  await emitExecutionsCompleted(w.deps, workflow, finished);
 }
 
 /** Runs the step for the claimed executions, start by start, delivering all their messages in one pass. */
@@ -105,8 +116,7 @@ async function moveOn(
     group.ids.push(e.id);
     groups.set(key, group);
   }
-  const finished: Claimed[] = [];
-  const statuses = new Map<string, string>();
+  const finished: FinishedExecution[] = [];
   for (const { next, ids } of groups.values()) {
     const moved = await advance(deps.sql, ids, stepOrder, next, now);
     if (next) {
@@ -117,34 +127,39 @@ async function moveOn(
       );
       continue;
     }
-    for (const m of moved) statuses.set(m.id, m.status);
-    finished.push(...executions.filter((e) => statuses.has(e.id)));
+    const statuses = new Map(moved.map((m) => [m.id, m.status]));
+    for (const e of executions) {
+      const status = statuses.get(e.id);
+      if (status !== undefined) finished.push({ ...e, status, completed_at: now });
+    }
   }
   if (finished.length === 0) return;
   await completeTriggers(deps, finished.map((e) => e.trigger_id));
-  await emitExecutionsCompleted(
-    deps,
-    workflow.team_id,
-    finished.map((e) => ({
-      type: "workflow.completed" as const,
-      data: {
-        workflow_id: workflow.id,
-        workflow_name: workflow.name,
-        execution_id: e.id,
-        trigger_id: e.trigger_id,
-        contact_id: e.contact_id,
-        status: statuses.get(e.id),
-      },
-    })),
-  );
+  await emitExecutionsCompleted(deps, workflow, finished);
 }
 
-/** Emits `workflow.completed` for finished executions; never throws (webhooks are a notification). */
-async function emitExecutionsCompleted(deps: Deps, teamId: string, events: EventInput[]): Promise<void> {
+/**
+ * Emits `workflow.completed` for finished executions, each event's id and time made from the
+ * execution and when it finished, so that emitting it again gives the same envelope; never throws
+ * (webhooks are a notification).
+ */
+async function emitExecutionsCompleted(deps: Deps, workflow: Workflow, finished: FinishedExecution[]): Promise<void> {
+  const events: EventInput[] = finished.map((e) => ({
+    type: "workflow.completed",
+    data: {
+      workflow_id: workflow.id,
+      workflow_name: workflow.name,
+      execution_id: e.id,
+      trigger_id: e.trigger_id,
+      contact_id: e.contact_id,
+      status: e.status,
+    },
+    stable: { at: e.completed_at, key: e.id },
+  }));
   try {
-    await emitEvents(deps, teamId, events);
+    await emitEvents(deps, workflow.team_id, events);
   } catch (err) {
-    log("error", "cannot emit webhook events", { team_id: teamId, error: String(err) });
+    log("error", "cannot emit webhook events", { team_id: workflow.team_id, error: String(err) });
   }
 }
 
