@@ -17,9 +17,8 @@ dbTest("no code can be found in KV or in Postgres (outside the outbox, which car
     add_contact: true,
   });
   assert.equal(live.status, 200);
-  const messages = await world.deps.sql<
-    { body: string }[]
-  >`select body from outbox_all where team_id = ${world.team.id}`;
+  const messages = await world.deps.sql<{ body: string }[]>`
+    select body from outbox_all where team_id = ${world.team.id}`;
   const delivered = messages.map((m) => m.body.match(/\b(\d{8})\b/)![1]);
   const sandbox = await openSandbox(world, ["email", "sms"], { config: { otp_length: 8 } });
   const resent = await (await world.post("/resend", { session_token: sandbox.token })).json();

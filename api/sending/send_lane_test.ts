@@ -121,9 +121,8 @@ dbTest("the send lane serves an ordinary send on every send route, and the sends
   }
   // Counted in the metrics as the app counts it: by its route pattern and status.
   assert.equal(answered(), counted + 1);
-  const outbox = await f.deps.sql<
-    { n: number }[]
-  >`select count(*)::int as n from outbox_all where team_id = ${f.team.id}`;
+  const outbox = await f.deps.sql<{ n: number }[]>`
+    select count(*)::int as n from outbox_all where team_id = ${f.team.id}`;
   assert.equal(outbox[0].n, 4);
 });
 

@@ -89,6 +89,13 @@ export interface StepGroup {
   ids: string[];
 }
 
+/** A step group as the grouping queries return it (the due time as read: null for none). */
+type StepGroupRow = Omit<StepGroup, "due"> & { due: Date | null };
+
+function stepGroupOf(r: StepGroupRow): StepGroup {
+  return { workflow_id: r.workflow_id, step_order: r.step_order, due: r.due?.getTime() ?? 0, ids: r.ids };
+}
+
 /**
  * The executions already made for these (start, workflow, contact) that wait for a step no job has
  * taken yet (PENDING or SCHEDULED), grouped by workflow, step and due time: a redelivered start job
@@ -99,7 +106,7 @@ export async function waitingExecutions(
   keys: { trigger_id: string; workflow_id: string; contact_id: string }[],
 ): Promise<StepGroup[]> {
   if (keys.length === 0) return [];
-  const rows = await db<{ workflow_id: string; step_order: number; due: Date | null; ids: string[] }[]>`
+  const rows = await db<StepGroupRow[]>`
     select e.workflow_id, e.current_step as step_order, e.next_run_at as due, array_agg(e.id) as ids
     from workflow_executions e
     join unnest(${keys.map((k) => k.trigger_id)}::uuid[], ${keys.map((k) => k.workflow_id)}::uuid[],
@@ -107,12 +114,7 @@ export async function waitingExecutions(
       on e.trigger_id = k.trigger_id and e.workflow_id = k.workflow_id and e.contact_id = k.contact_id
     where e.current_step is not null and e.status in ('PENDING', 'SCHEDULED')
     group by e.workflow_id, e.current_step, e.next_run_at`;
-  return rows.map((r) => ({
-    workflow_id: r.workflow_id,
-    step_order: r.step_order,
-    due: r.due?.getTime() ?? 0,
-    ids: r.ids,
-  }));
+  return rows.map(stepGroupOf);
 }
 
 /** A claimed execution: what its step needs to know of it. */
@@ -155,7 +157,7 @@ export async function executionsPast(
   stepOrder: number,
 ): Promise<{ ahead: StepGroup[]; finished: FinishedExecution[] }> {
   const [ahead, finished] = await Promise.all([
-    db<{ workflow_id: string; step_order: number; due: Date | null; ids: string[] }[]>`
+    db<StepGroupRow[]>`
       select workflow_id, current_step as step_order, next_run_at as due, array_agg(id) as ids from workflow_executions
       where id = any(${ids}::uuid[]) and current_step > ${stepOrder}
       group by workflow_id, current_step, next_run_at`,
@@ -164,12 +166,7 @@ export async function executionsPast(
       where id = any(${ids}::uuid[]) and current_step is null and completed_at is not null`,
   ]);
   return {
-    ahead: ahead.map((r) => ({
-      workflow_id: r.workflow_id,
-      step_order: r.step_order,
-      due: r.due?.getTime() ?? 0,
-      ids: r.ids,
-    })),
+    ahead: ahead.map(stepGroupOf),
     finished: finished.map((r) => ({ ...r, completed_at: r.completed_at.getTime() })),
   };
 }
