@@ -61,7 +61,8 @@ export type Delivery = WebhookDeliverJob["deliveries"][number];
 /** Largest serialised job we enqueue (Deno KV takes values up to 64 KiB). */
 const MAX_JOB_BYTES = 48 * 1024;
 
-interface EndpointSubscription {
+/** An active endpoint and the event types it wants (null: all). */
+export interface EndpointSubscription {
   id: string;
   events: string[] | null;
 }
@@ -161,29 +162,87 @@ export interface EventInput {
   stable?: StableEvent;
 }
 
+/** The endpoints of a team that want events of `type`. */
+function subscribed(endpoints: EndpointSubscription[], type: string): EndpointSubscription[] {
+  return endpoints.filter((e) => e.events === null || e.events.includes(type));
+}
+
+/** The active endpoints of teams (cached 5 s), looked up before a transaction that stages their events. */
+export type Listeners = Map<string, EndpointSubscription[]>;
+
+/** The {@linkcode Listeners} of teams. */
+export async function listenersOf(deps: Deps, teamIds: Iterable<string>): Promise<Listeners> {
+  const listeners: Listeners = new Map();
+  for (const teamId of new Set(teamIds)) listeners.set(teamId, await activeEndpoints(deps.sql, teamId));
+  return listeners;
+}
+
+/** True when some active endpoint of the team (as `listeners` knew them) wants events of `type`. */
+export function wanted(listeners: Listeners, teamId: string, type: string): boolean {
+  return subscribed(listeners.get(teamId) ?? [], type).length > 0;
+}
+
+/**
+ * Enqueues the delivery of a team's events to each of its active endpoints subscribed to their type
+ * (one KV commit for the lot); answers the events that reached at least one endpoint.
+ */
+export async function enqueueEvents(deps: Deps, teamId: string, events: WebhookEvent[]): Promise<WebhookEvent[]> {
+  if (events.length === 0) return [];
+  const endpoints = await activeEndpoints(deps.sql, teamId);
+  const deliveries: Delivery[] = [];
+  const enqueued: WebhookEvent[] = [];
+  for (const event of events) {
+    const targets = subscribed(endpoints, event.type);
+    if (targets.length === 0) continue;
+    enqueued.push(event);
+    metrics.webhookEvents.inc({ type: event.type });
+    for (const endpoint of targets) deliveries.push({ endpoint_id: endpoint.id, event });
+  }
+  const now = deps.now();
+  const { jobs, bytes } = packJobs(teamId, deliveries, 1, now);
+  await enqueueDeliveries(deps, jobs, bytes);
+  return enqueued;
+}
+
 /**
  * Emits events of one team: each goes to every active endpoint subscribed to its type. The returned
  * envelopes are those that reached at least one endpoint. Call once per batch where there are many
- * (one query and one KV commit for the lot).
+ * (one query and one KV commit for the lot). For events that report a change recorded in Postgres,
+ * stage them in its transaction instead (event_outbox.ts): an event emitted after the commit is lost
+ * if the process stops in between.
  */
 export async function emitEvents(deps: Deps, teamId: string, events: EventInput[]): Promise<WebhookEvent[]> {
   if (events.length === 0) return [];
-  const endpoints = await activeEndpoints(deps.sql, teamId);
-  if (endpoints.length === 0) return [];
   const now = deps.now();
-  const deliveries: Delivery[] = [];
-  const emitted: WebhookEvent[] = [];
-  for (const input of events) {
-    const targets = endpoints.filter((e) => e.events === null || e.events.includes(input.type));
-    if (targets.length === 0) continue;
-    const event = newEvent(input.type, input.data, now, input.stable);
-    emitted.push(event);
-    metrics.webhookEvents.inc({ type: input.type });
-    for (const endpoint of targets) deliveries.push({ endpoint_id: endpoint.id, event });
-  }
-  const { jobs, bytes } = packJobs(teamId, deliveries, 1, now);
-  await enqueueDeliveries(deps, jobs, bytes);
-  return emitted;
+  return await enqueueEvents(deps, teamId, events.map((e) => newEvent(e.type, e.data, now, e.stable)));
+}
+
+/** A trigger as `trigger.completed` reports it. */
+export interface CompletedTrigger {
+  id: string;
+  flow_type: string;
+  trigger_type: string;
+  status: string;
+  total_contacts: number;
+  sent: number;
+  failed: number;
+  filtered: number;
+  completed_at: Date | number | null;
+}
+
+/** The `trigger.completed` event of a trigger that just became final (a direct send's or a workflow's). */
+export function triggerCompletedEvent(t: CompletedTrigger): EventInput {
+  return {
+    type: "trigger.completed",
+    data: {
+      trigger_id: t.id,
+      flow_type: t.flow_type,
+      trigger_type: t.trigger_type,
+      status: t.status,
+      summary: { total_contacts: t.total_contacts, sent: t.sent, failed: t.failed, filtered: t.filtered },
+      completed_at: t.completed_at === null ? null : new Date(t.completed_at).toISOString(),
+    },
+  };
 }
 
 /** Emits one event of a team (see {@linkcode emitEvents}); the envelope, or undefined when no endpoint wants it. */

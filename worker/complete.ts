@@ -1,6 +1,7 @@
 import type { Db } from "../shared/db.ts";
 import { sendKeys } from "../shared/sending/keys.ts";
-import { finishExecutionRows, recordFinished } from "../shared/sending/records.ts";
+import { relayEvents, stageEvents } from "../shared/event_outbox.ts";
+import { finishExecutionRows, recordFinishedIn } from "../shared/sending/records.ts";
 import type { SendSpec } from "../shared/sending/spec.ts";
 import {
   type Counts,
@@ -14,7 +15,8 @@ import {
   zeroCounts,
 } from "../shared/sending/trigger_record.ts";
 import type { WorkerContext } from "./context.ts";
-import { emitTriggersCompleted } from "./events.ts";
+import { triggerRecordCompleted } from "./events.ts";
+import { type CompletedTrigger, listenersOf, triggerCompletedEvent } from "../shared/webhook_events.ts";
 import { deliveryKey, type DeliveryResult, type FinalStatus } from "./deliver.ts";
 import type { Prepared } from "./prepare.ts";
 import type { RecipientFilter } from "./jobs.ts";
@@ -64,7 +66,8 @@ async function recordedStatuses(db: Db, executionIds: string[], batchNo?: number
 
 /**
  * Completes the triggers of single-recipient sends whose every message is final: the triggers and
- * executions are recorded in Postgres with their final counts (two statements for the lot).
+ * executions are recorded in Postgres with their final counts (two statements for the lot), with
+ * the `trigger.completed` events of those this call made final (event_outbox.ts).
  */
 export async function completeSingles(
   w: WorkerContext,
@@ -79,9 +82,13 @@ export async function completeSingles(
     const finished = new Map(spec.executions.map((e) => [e.id, counts.get(e.id) ?? zeroCounts()]));
     return finishExecutions({ ...newTriggerRecord(spec), started_at: startedAt }, finished, now);
   });
+  const listeners = await listenersOf(deps, specs.map((s) => s.team_id));
   // Postgres answers for them from now on (their pending pages in KV simply expire).
-  await recordFinished(deps.sql, specs, records);
-  await emitTriggersCompleted(deps, records);
+  const staged = await deps.sql.begin(async (tx) => {
+    const final = await recordFinishedIn(tx, specs, records);
+    return await stageEvents(tx, listeners, records.filter((r) => final.has(r.id)).map(triggerRecordCompleted), now);
+  });
+  await relayEvents(deps, staged);
 }
 
 /**
@@ -99,26 +106,39 @@ export async function maybeCompleteExecution(w: WorkerContext, triggerId: string
     ? { total_contacts: live.total_contacts, sent: live.sent, failed: live.failed, filtered: live.filtered }
     : zeroCounts();
   const now = deps.now();
+  const listeners = await listenersOf(deps, [state.value.team_id]);
+  // Committed before the trigger is looked at: of two executions finishing at once, the second to
+  // look sees both finished.
   await finishExecutionRows(deps.sql, [{ id: executionId, status: finalStatus(counts), counts, completed_at: now }]);
-  // Postgres first: once the live record says completed, the stored trigger says so too.
-  await finishTriggersFromExecutions(deps.sql, [triggerId], now);
-  let finished: TriggerRecord | undefined;
+  // Postgres first: once the live record says completed, the stored trigger says so too. Only the
+  // call that makes the trigger final stages its event, in the same transaction.
+  const staged = await deps.sql.begin(async (tx) => {
+    const final = await finishTriggersFromExecutions(tx, [triggerId], now);
+    const events = final.map((t) => ({ team_id: t.team_id, ...triggerCompletedEvent(t) }));
+    return await stageEvents(tx, listeners, events, now);
+  });
   await updateTriggerRecord(deps.kv, triggerId, (record) => {
-    finished = undefined;
     const execution = record.executions.find((e) => e.id === executionId);
     if (!execution || execution.counts) return undefined;
-    const next = finishExecutions(record, new Map([[executionId, counts]]), now);
-    if (next.status === "completed" || next.status === "failed") finished = next;
-    return next;
+    return finishExecutions(record, new Map([[executionId, counts]]), now);
   });
-  // Only the call whose change made the trigger final tells the webhooks.
-  if (finished) await emitTriggersCompleted(deps, [finished]);
+  await relayEvents(deps, staged);
 }
 
-/** Marks triggers whose executions are all final as final, with the summed counts. */
-export async function finishTriggersFromExecutions(db: Db, triggerIds: string[], now: number): Promise<void> {
-  if (triggerIds.length === 0) return;
-  await db`
+/** A trigger made final by {@linkcode finishTriggersFromExecutions}. */
+type FinishedTrigger = CompletedTrigger & { team_id: string };
+
+/**
+ * Marks triggers whose executions are all final as final, with the summed counts; answers those it
+ * made final.
+ */
+export async function finishTriggersFromExecutions(
+  db: Db,
+  triggerIds: string[],
+  now: number,
+): Promise<FinishedTrigger[]> {
+  if (triggerIds.length === 0) return [];
+  return await db<FinishedTrigger[]>`
     update triggers t set
       status = case when s.sent = 0 and s.failed > 0 then 'failed' else 'completed' end,
       total_contacts = s.total, sent = s.sent, failed = s.failed, filtered = s.filtered,
@@ -129,5 +149,7 @@ export async function finishTriggersFromExecutions(db: Db, triggerIds: string[],
         bool_and(status in ('completed', 'failed')) as done
       from executions where trigger_id = any(${triggerIds}::uuid[]) group by trigger_id
     ) s
-    where t.id = s.trigger_id and s.done and t.status not in ('completed', 'failed')`;
+    where t.id = s.trigger_id and s.done and t.status not in ('completed', 'failed')
+    returning t.id, t.team_id, t.flow_type, t.trigger_type, t.status, t.total_contacts, t.sent, t.failed, t.filtered,
+      t.completed_at`;
 }

@@ -10,7 +10,9 @@ import type { MessageStatus } from "../shared/sending/trigger_record.ts";
 import { balancesChanged, charge, refund } from "../shared/wallet.ts";
 import { bulkRows } from "../shared/bulk.ts";
 import type { Prepared } from "./prepare.ts";
-import { emitMessageEvents, type MessageOutcome } from "./events.ts";
+import { messageEvent, type MessageOutcome } from "./events.ts";
+import { relayEvents, type StagedEvent, stageEvents } from "../shared/event_outbox.ts";
+import { type Listeners, listenersOf, wanted } from "../shared/webhook_events.ts";
 import { type HandOverLog, sendAll, type ToSend } from "./handoff.ts";
 import { deleteDeviceTokens } from "./recipients.ts";
 
@@ -71,10 +73,12 @@ export async function deliver(
   options: { lastAttempt: boolean },
 ): Promise<DeliveryResult> {
   const items = withoutNul(prepared);
+  // Whose webhooks want the outcomes, read before the transactions that stage them (see event_outbox.ts).
+  const listeners = await listenersOf(deps, items.map((p) => p.team_id));
   let recorded: Recorded | undefined;
   for (let attempt = 0; !recorded; attempt++) {
     try {
-      recorded = await deps.sql.begin((tx) => record(deps, tx, items, attempt > 0));
+      recorded = await deps.sql.begin((tx) => record(deps, tx, items, attempt > 0, listeners));
     } catch (err) {
       if (isDataRefusal(err)) return await deliverApart(deps, items, options, err);
       if (!(err instanceof Resume) || attempt >= 3) throw err;
@@ -82,8 +86,9 @@ export async function deliver(
   }
   // The charges have committed: the next pre-check reads the balance again.
   balancesChanged(new Set(items.filter((p) => p.cost > 0 && !p.sandbox).map((p) => p.team_id)));
-  const { statuses, toSend, resumed, decided } = recorded;
-  const outcomes = await sendAll(toSend, handOverLog(deps));
+  const { statuses, toSend, resumed } = recorded;
+  const staged = [...recorded.staged];
+  const outcomes = await sendAll(toSend, handOverLog(deps, listeners, staged));
   let pending = 0;
   let retryAfterMs: number | undefined;
   const updates: Update[] = [];
@@ -92,11 +97,9 @@ export async function deliver(
     const { p, cost, provider } = toSend[i];
     const key = deliveryKey(p);
     if (outcome.ok) {
-      const event = outcomeOf(p, outcome.id, "sent", { provider_message_id: outcome.providerMessageId });
       // Recorded as soon as the provider answered (see handOverLog), or with the others now.
-      if (outcome.recorded) {
-        decided.push(event);
-      } else {
+      if (!outcome.recorded) {
+        const event = outcomeOf(p, outcome.id, "sent", { provider_message_id: outcome.providerMessageId });
         updates.push({ p, status: "sent", providerId: outcome.providerMessageId, error: null, cost, refund: 0, event });
       }
       statuses.set(key, "sent");
@@ -120,7 +123,7 @@ export async function deliver(
     log("warn", "message failed", { provider: provider.name, channel: p.channel, message_id: outcome.id, error });
   }
   if (updates.length > 0 || invalidTokens.size > 0) {
-    const refunded = await deps.sql.begin(async (tx) => {
+    const { refunded, events } = await deps.sql.begin(async (tx) => {
       // Only what this pass settled is refunded and reported: another pass may have settled the rest.
       const landed = await updateStatuses(tx, updates, deps.now());
       const refunds = new Map<string, number>();
@@ -129,12 +132,13 @@ export async function deliver(
         await refund(tx, teamId, micros, `trigger:${items[0].trigger_id}`, "Refund of messages the provider refused");
       }
       for (const [teamId, tokens] of invalidTokens) await deleteDeviceTokens(tx, teamId, tokens);
-      decided.push(...landed.map((u) => u.event));
-      return refunds.keys();
+      const events = await stageEvents(tx, listeners, landed.map((u) => messageEvent(u.event)), deps.now());
+      return { refunded: [...refunds.keys()], events };
     });
     balancesChanged(refunded);
+    staged.push(...events);
   }
-  await emitMessageEvents(deps, decided);
+  await relayEvents(deps, staged);
   return { statuses, pending, retryAfterMs, resumed, unrecorded: [] };
 }
 
@@ -207,8 +211,8 @@ interface Recorded {
   statuses: Map<string, FinalStatus>;
   toSend: ToSend[];
   resumed: boolean;
-  /** Messages whose outcome this pass decided (for webhooks). */
-  decided: MessageOutcome[];
+  /** The webhook events of the outcomes the transaction recorded, to relay once it commits. */
+  staged: StagedEvent[];
 }
 
 function outcomeOf(
@@ -230,7 +234,13 @@ function outcomeOf(
 }
 
 /** Step 1: one transaction that records and charges for the new messages. */
-async function record(deps: Deps, tx: Db, items: Prepared[], resume: boolean): Promise<Recorded> {
+async function record(
+  deps: Deps,
+  tx: Db,
+  items: Prepared[],
+  resume: boolean,
+  listeners: Listeners,
+): Promise<Recorded> {
   const stored = resume ? await findStored(tx, items) : new Map<string, Stored>();
   const statuses = new Map<string, FinalStatus>();
   const toSend: ToSend[] = [];
@@ -290,7 +300,8 @@ async function record(deps: Deps, tx: Db, items: Prepared[], resume: boolean): P
     if (status !== "pending") metrics.deliveries.inc({ channel: p.channel, outcome: status });
     if (status === "pending") toSend.push({ p, message: p.message!, provider: providers.get(p)!, cost: p.cost });
   });
-  return { statuses, toSend, resumed: resume, decided };
+  const staged = await stageEvents(tx, listeners, decided.map(messageEvent), now.getTime());
+  return { statuses, toSend, resumed: resume, staged };
 }
 
 /** The columns of a message row that vary per recipient (the rest is shared by the batch). */
@@ -411,8 +422,9 @@ async function chargeFor(tx: Db, fresh: Prepared[]): Promise<Set<Prepared>> {
  * of one job, say a redelivery beside a re-enqueued job, never both send it); once answered, sent or
  * (a temporary failure) known not taken. A refusal is left to the pass's UPDATE, which refunds it in
  * the same transaction; if the pass dies first, a later one fails and refunds it as possibly sent.
+ * A message recorded sent here stages its webhook event in the same transaction, into `staged`.
  */
-function handOverLog(deps: Deps): HandOverLog {
+function handOverLog(deps: Deps, listeners: Listeners, staged: StagedEvent[]): HandOverLog {
   return {
     now: deps.now,
     async handing(t) {
@@ -424,12 +436,25 @@ function handOverLog(deps: Deps): HandOverLog {
     },
     async answered(t, outcome) {
       if (outcome.ok) {
-        const recorded = await deps.sql`
-          update messages set status = 'sent', provider_message_id = ${outcome.providerMessageId},
-            sent_at = ${new Date(deps.now())}, handed_at = null
-          where id = ${t.message.id} and status = 'pending'
-          returning 1`;
-        return recorded.length === 1;
+        const { p } = t;
+        const event = messageEvent(
+          outcomeOf(p, t.message.id, "sent", { provider_message_id: outcome.providerMessageId }),
+        );
+        const markSent = async (db: Db) => {
+          const recorded = await db`
+            update messages set status = 'sent', provider_message_id = ${outcome.providerMessageId},
+              sent_at = ${new Date(deps.now())}, handed_at = null
+            where id = ${t.message.id} and status = 'pending'
+            returning 1`;
+          return recorded.length === 1;
+        };
+        if (!wanted(listeners, p.team_id, event.type)) return await markSent(deps.sql);
+        const { recorded, events } = await deps.sql.begin(async (tx) => {
+          const recorded = await markSent(tx);
+          return { recorded, events: recorded ? await stageEvents(tx, listeners, [event], deps.now()) : [] };
+        });
+        staged.push(...events);
+        return recorded;
       }
       if (outcome.temporary) await deps.sql`update messages set handed_at = null where id = ${t.message.id}`;
       return false;

@@ -21,6 +21,9 @@ import { createService } from "../main.ts";
 import { runJob } from "./queue.ts";
 import { randomToken, withMessagesRefusedTo } from "./testing.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "./retry.ts";
+import { EVENT_SWEEP_AGE_MS, sweepEventOutbox } from "../shared/event_outbox.ts";
+import { KvCommitter } from "../shared/kv.ts";
+import { invalidateEndpointCache, WEBHOOK_JOB_TYPE, type WebhookDeliverJob } from "../shared/webhook_events.ts";
 
 /** A provider that records what it is given and answers as `behave` says. */
 function fakeProvider(behave: (m: OutboundMessage, call: number) => Promise<void> | void = () => {}) {
@@ -451,5 +454,63 @@ dbTest("a NUL character in a template variable is dropped: the whole merged batc
     const rows = await deps.sql`select body from outbox_all where trigger_id = ${spec.trigger_id}`;
     assert.deepEqual(rows.map((r) => r.body), [text]);
     assert.equal((await triggerRow(deps, spec.trigger_id)).status, "completed");
+  }
+});
+
+/**
+ * Deps on which a commit that enqueues webhook jobs fails, as if the process stopped right after the
+ * change those events report committed (the committer may call a build more than once: it is probed).
+ */
+function stoppingBeforeWebhooks(deps: Deps): Deps {
+  const probe = (seen: { webhook: boolean }): Deno.AtomicOperation =>
+    new Proxy({} as Deno.AtomicOperation, {
+      get: (_, name) => (value: { type?: string }) => {
+        if (name === "enqueue" && value?.type === WEBHOOK_JOB_TYPE) seen.webhook = true;
+        return probe(seen);
+      },
+    });
+  const committer = {
+    commit(build: (op: Deno.AtomicOperation) => void, mutations?: number) {
+      const seen = { webhook: false };
+      build(probe(seen));
+      return seen.webhook ? Promise.reject(new Error("stopped")) : deps.committer.commit(build, mutations);
+    },
+  } as KvCommitter;
+  return { ...deps, committer };
+}
+
+dbTest("the webhook events of a pass that stops before it relays them reach the queue once, by the sweep", async () => {
+  const deps = await testDeps();
+  const { provider } = fakeProvider();
+  const { team, spec, job } = await smsFanOut(deps, 3);
+  await deps
+    .sql`insert into webhook_endpoints (team_id, url, secret) values (${team.id}, 'https://h.example.com', 'k')`;
+  invalidateEndpointCache(team.id);
+  await runJob(createWorkerContext(stoppingBeforeWebhooks(withProvider(deps, provider))), job);
+  const staged = async () => [
+    ...await deps.sql<{ id: string; type: string; message_id: string | null }[]>`
+      select id, type, data->>'message_id' as message_id from webhook_event_outbox where team_id = ${team.id}
+      order by type, message_id`,
+  ];
+  const left = await staged();
+  const messages = await deps.sql`select id from messages where trigger_id = ${spec.trigger_id} order by id`;
+  assert.deepEqual(left.map((e) => [e.type, e.message_id]), [
+    ...messages.map((m) => ["message.sent", m.id]),
+    ["trigger.completed", null],
+  ]);
+  // The job, redelivered, finds every message and the trigger final: it stages nothing again.
+  await runJob(createWorkerContext(withProvider(deps, provider)), job);
+  assert.deepEqual(await staged(), left);
+  const kv = await Deno.openKv(":memory:");
+  try {
+    const relayed: string[] = [];
+    kv.listenQueue((j) => void relayed.push(...(j as WebhookDeliverJob).deliveries.map((d) => d.event.id)));
+    const later = { ...deps, kv, committer: new KvCommitter(kv), now: () => Date.now() + EVENT_SWEEP_AGE_MS };
+    assert.equal(await sweepEventOutbox(later), 4);
+    for (let i = 0; i < 200 && relayed.length < 4; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.deepEqual(relayed.sort(), left.map((e) => e.id).sort());
+    assert.deepEqual(await staged(), []);
+  } finally {
+    kv.close();
   }
 });

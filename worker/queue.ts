@@ -4,6 +4,7 @@ import { trackJob } from "../shared/metrics.ts";
 import { handleDeliverBatch } from "./batch.ts";
 import { holdDuringBurst } from "../shared/sending/pressure.ts";
 import { drainSpool, SPOOL_SLOT_MS, sweepSpool } from "../shared/sending/spool.ts";
+import { sweepEventOutbox } from "../shared/event_outbox.ts";
 import { createWorkerContext, type WorkerContext } from "./context.ts";
 import { handleDispatch } from "./dispatch.ts";
 import { InflightJournal } from "./inflight.ts";
@@ -45,11 +46,17 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): Worker {
     sweepSpool(deps.kv, Date.now()).catch((err) => log("warn", "spool sweep failed", { error: String(err) }));
   }, options.spoolSweepMs ?? SPOOL_SWEEP_MS);
   Deno.unrefTimer(sweep);
+  // Webhook events a stopped process staged and did not relay (see event_outbox.ts) are relayed here.
+  const eventSweep = setInterval(() => {
+    sweepEventOutbox(deps).catch((err) => log("warn", "webhook event sweep failed", { error: String(err) }));
+  }, EVENT_SWEEP_MS);
+  Deno.unrefTimer(eventSweep);
   const worker: Worker = {
     context: createWorkerContext(deps),
     journal,
     stop() {
       clearInterval(sweep);
+      clearInterval(eventSweep);
       journal?.stop();
       workers.delete(deps.kv);
     },
@@ -68,6 +75,9 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): Worker {
 
 /** How often the worker looks for spool pages older than SPOOL_SWEEP_AGE_MS. */
 const SPOOL_SWEEP_MS = 10_000;
+
+/** How often the worker looks for webhook events older than EVENT_SWEEP_AGE_MS left in the outbox. */
+const EVENT_SWEEP_MS = 10_000;
 
 function isTick(message: unknown): boolean {
   return (message as { type?: unknown } | null)?.type === "tick";

@@ -115,11 +115,15 @@ export async function recordFinished(sql: postgres.Sql, specs: SendSpec[], recor
   await sql.begin((tx) => recordFinishedIn(tx, specs, records));
 }
 
-async function recordFinishedIn(db: Db, specs: SendSpec[], records: TriggerRecord[]): Promise<void> {
+/**
+ * {@linkcode recordFinished} within the caller's transaction; answers the triggers it made final
+ * (left out: those an earlier call recorded final already).
+ */
+export async function recordFinishedIn(db: Db, specs: SendSpec[], records: TriggerRecord[]): Promise<Set<string>> {
   const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
   const totals = records.map((r) => addCounts(r.executions.map((e) => e.counts ?? zeroCounts())));
   const t = <T>(f: (s: SendSpec, i: number) => T) => specs.map(f);
-  await db`
+  const final = await db<{ id: string }[]>`
     insert into triggers (id, team_id, flow_type, trigger_type, status, recipient_type, channels, job_id, sandbox,
       total_contacts, sent, failed, filtered, scheduled_for, created_at, started_at, completed_at)
     select id, team_id, 'direct_channel', trigger_type, status, recipient_type, string_to_array(channels, ','), job_id,
@@ -140,7 +144,8 @@ async function recordFinishedIn(db: Db, specs: SendSpec[], records: TriggerRecor
     on conflict (id) do update set status = excluded.status, total_contacts = excluded.total_contacts,
       sent = excluded.sent, failed = excluded.failed, filtered = excluded.filtered,
       started_at = coalesce(triggers.started_at, excluded.started_at), completed_at = excluded.completed_at
-    where triggers.status not in ('completed', 'failed')`;
+    where triggers.status not in ('completed', 'failed')
+    returning id`;
   const executions = specs.flatMap((s, i) => records[i].executions.map((e) => ({ s, r: records[i], e })));
   const x = <T>(f: (v: (typeof executions)[number]) => T) => executions.map(f);
   await db`
@@ -160,4 +165,5 @@ async function recordFinishedIn(db: Db, specs: SendSpec[], records: TriggerRecor
       filtered_count = excluded.filtered_count, started_at = coalesce(executions.started_at, excluded.started_at),
       completed_at = excluded.completed_at
     where executions.status not in ('completed', 'failed')`;
+  return new Set(final.map((r) => r.id));
 }

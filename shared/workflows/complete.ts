@@ -1,21 +1,21 @@
 import type { Db } from "../db.ts";
 import type { Deps } from "../deps.ts";
-import { log } from "../log.ts";
+import { relayEvents, stageEvents } from "../event_outbox.ts";
 import type { Counts } from "../sending/trigger_record.ts";
-import { emitEvents, type EventInput } from "../webhook_events.ts";
+import { listenersOf, triggerCompletedEvent } from "../webhook_events.ts";
 
 /**
  * The triggers among `ids` not final yet whose executions are all finished and whose fan-outs are
  * over (a final one is left out before its steps are counted: a redelivered job asks again).
  */
-async function finishedTriggers(db: Db, ids: string[]): Promise<string[]> {
+async function finishedTriggers(db: Db, ids: string[]): Promise<{ id: string; team_id: string }[]> {
   if (ids.length === 0) return [];
-  const rows = await db<{ id: string }[]>`
-    select t.id from unnest(${ids}::uuid[]) as t(id)
-    where exists (select 1 from triggers x where x.id = t.id and x.status not in ('completed', 'failed'))
+  return await db<{ id: string; team_id: string }[]>`
+    select x.id, x.team_id from unnest(${ids}::uuid[]) as t(id)
+    join triggers x on x.id = t.id
+    where x.status not in ('completed', 'failed')
       and not exists (select 1 from workflow_executions e where e.trigger_id = t.id and e.current_step is not null)
       and not exists (select 1 from workflow_runs r where r.trigger_id = t.id and not r.fanout_done)`;
-  return rows.map((r) => r.id);
 }
 
 interface Completed {
@@ -76,32 +76,6 @@ async function finish(db: Db, ids: string[], now: number, notes: Map<string, str
       t.completed_at`;
 }
 
-/** Emits `trigger.completed` for workflow triggers that just became final; never throws. */
-async function emitCompleted(deps: Deps, completed: Completed[]): Promise<void> {
-  const byTeam = new Map<string, EventInput[]>();
-  for (const t of completed) {
-    byTeam.set(t.team_id, [...byTeam.get(t.team_id) ?? [], {
-      type: "trigger.completed",
-      data: {
-        trigger_id: t.id,
-        flow_type: "workflow",
-        trigger_type: t.trigger_type,
-        status: t.status,
-        summary: { total_contacts: t.total_contacts, sent: t.sent, failed: t.failed, filtered: t.filtered },
-        completed_at: t.completed_at.toISOString(),
-      },
-    }]);
-  }
-  for (const [teamId, events] of byTeam) {
-    try {
-      await emitEvents(deps, teamId, events);
-    } catch (err) {
-      // Webhooks are a notification: failing to enqueue them never fails the workflow.
-      log("error", "cannot emit webhook events", { team_id: teamId, error: String(err) });
-    }
-  }
-}
-
 /**
  * Completes the workflow triggers among `ids` whose executions are all finished (and fan-outs over),
  * and emits `trigger.completed` for them. Safe to call any number of times (the worker calls it as
@@ -115,5 +89,16 @@ export async function completeTriggers(
 ): Promise<void> {
   const done = await finishedTriggers(deps.sql, [...new Set(ids)]);
   if (done.length === 0) return;
-  await emitCompleted(deps, await finish(deps.sql, done, deps.now(), notes));
+  const listeners = await listenersOf(deps, done.map((t) => t.team_id));
+  const now = deps.now();
+  // Only the call that makes a trigger final stages its event, in the same transaction.
+  const staged = await deps.sql.begin(async (tx) => {
+    const completed = await finish(tx, done.map((t) => t.id), now, notes);
+    const events = completed.map((t) => ({
+      team_id: t.team_id,
+      ...triggerCompletedEvent({ ...t, flow_type: "workflow" }),
+    }));
+    return await stageEvents(tx, listeners, events, now);
+  });
+  await relayEvents(deps, staged);
 }

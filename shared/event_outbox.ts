@@ -1,0 +1,122 @@
+/**
+ * The outbox of webhook events (migration 012). An event that reports a change recorded in Postgres
+ * (a message sent or failed, a trigger completed) is written in the transaction of that change
+ * (`stageEvents`), and handed to the queue once the transaction commits (`relayEvents`), which
+ * deletes its row. A process that stops between the commit and the hand-over leaves the row, and the
+ * worker's sweep (`sweepEventOutbox`) hands it over later: the event comes late, with the same id,
+ * and is never lost. Emitted after the commit instead, it was lost by a stop in between.
+ *
+ * Only events some active endpoint of the team subscribes to are written, so a team without
+ * webhooks pays nothing. An event can reach the queue twice (a stop after the hand-over and before
+ * the delete; a sweep beside a slow relay): it is the same envelope, the webhook worker skips an
+ * (event, endpoint) that succeeded, and receivers drop a repeated `webhook-id`.
+ */
+import type { Db } from "./db.ts";
+import type { Deps } from "./deps.ts";
+import { log } from "./log.ts";
+import {
+  enqueueEvents,
+  type EventInput,
+  type Listeners,
+  newEvent,
+  wanted,
+  type WebhookEvent,
+} from "./webhook_events.ts";
+
+/** An event of a team, as its emitter builds it. */
+export type TeamEvent = EventInput & { team_id: string };
+
+/** An event written to the outbox, to relay once its transaction commits. */
+export interface StagedEvent {
+  team_id: string;
+  event: WebhookEvent;
+}
+
+/** How old an event must be before the sweep relays it: its own process had that long to. */
+export const EVENT_SWEEP_AGE_MS = 30_000;
+
+/** How many events the sweep relays at a time. */
+const SWEEP_PAGE = 500;
+
+/**
+ * Writes the events some endpoint wants (as `listeners`, read before the transaction, knew them)
+ * into the outbox in one INSERT within `tx`, the transaction of the change they report. Answers
+ * them, for {@linkcode relayEvents} once `tx` commits.
+ */
+export async function stageEvents(
+  tx: Db,
+  listeners: Listeners,
+  inputs: TeamEvent[],
+  now: number,
+): Promise<StagedEvent[]> {
+  const staged = inputs
+    .filter((e) => wanted(listeners, e.team_id, e.type))
+    .map((e) => ({ team_id: e.team_id, event: newEvent(e.type, e.data, now, e.stable) }));
+  if (staged.length === 0) return [];
+  const column = <T>(f: (s: StagedEvent) => T) => staged.map(f);
+  await tx`
+    insert into webhook_event_outbox (id, team_id, type, data, created_at)
+    select id, team_id, type, data::json, created_at
+    from unnest(${column((s) => s.event.id)}::text[], ${column((s) => s.team_id)}::uuid[],
+      ${column((s) => s.event.type)}::text[], ${column((s) => JSON.stringify(s.event.data))}::text[],
+      ${column((s) => s.event.created_at)}::timestamptz[])
+      as v(id, team_id, type, data, created_at)`;
+  return staged;
+}
+
+/**
+ * Hands staged events to the queue (one KV commit a team), then deletes their rows; answers how many
+ * it handed over. Never throws: webhooks are a notification, and what this leaves the sweep relays.
+ */
+export async function relayEvents(deps: Deps, staged: StagedEvent[]): Promise<number> {
+  if (staged.length === 0) return 0;
+  const byTeam = new Map<string, WebhookEvent[]>();
+  for (const s of staged) byTeam.set(s.team_id, [...byTeam.get(s.team_id) ?? [], s.event]);
+  const relayed: string[] = [];
+  for (const [teamId, events] of byTeam) {
+    try {
+      await enqueueEvents(deps, teamId, events);
+      relayed.push(...events.map((e) => e.id));
+    } catch (err) {
+      log("error", "cannot emit webhook events", { team_id: teamId, error: String(err) });
+    }
+  }
+  if (relayed.length === 0) return 0;
+  try {
+    await deps.sql`delete from webhook_event_outbox where id = any(${relayed}::text[])`;
+  } catch (err) {
+    // Relayed again by the sweep: the same envelopes, which receivers drop as repeats.
+    log("warn", "cannot clear relayed webhook events", { error: String(err) });
+  }
+  return relayed.length;
+}
+
+/**
+ * Relays the events left in the outbox for `minAgeMs` or more (their process stopped before it
+ * relayed them), oldest first. Answers how many it relayed.
+ */
+export async function sweepEventOutbox(deps: Deps, minAgeMs = EVENT_SWEEP_AGE_MS): Promise<number> {
+  const cutoff = new Date(deps.now() - minAgeMs);
+  let total = 0;
+  for (;;) {
+    const rows = await deps.sql<{ id: string; team_id: string; type: string; data: unknown; created_at: Date }[]>`
+      select id, team_id, type, data, created_at from webhook_event_outbox
+      where created_at <= ${cutoff} order by created_at, id limit ${SWEEP_PAGE}`;
+    if (rows.length === 0) return total;
+    const relayed = await relayEvents(
+      deps,
+      rows.map((r) => ({
+        team_id: r.team_id,
+        event: {
+          id: r.id,
+          type: r.type,
+          created_at: r.created_at.toISOString(),
+          data: r.data as Record<string, unknown>,
+        },
+      })),
+    );
+    total += relayed;
+    // A page it could not hand over waits for the next sweep.
+    if (relayed < rows.length || rows.length < SWEEP_PAGE) return total;
+  }
+}
