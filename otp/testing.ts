@@ -1,7 +1,7 @@
 import { createService } from "../main.ts";
 import type { Config } from "../shared/config.ts";
 import type { Deps, Team } from "../shared/deps.ts";
-import type { KvCommitter } from "../shared/kv.ts";
+import { KvCommitter } from "../shared/kv.ts";
 import { toMicros } from "../shared/money.ts";
 import type { TeamKeys } from "../shared/teams.ts";
 import { jsonRequest, randomEmail, testDeps, testTeam } from "../shared/testing.ts";
@@ -153,20 +153,40 @@ export function spyKv(kv: Deno.Kv): { kv: Deno.Kv; counts: KvCounts; reset(): vo
   };
 }
 
-/** A committer that also records every value enqueued through it. */
-export function spyEnqueued(committer: KvCommitter): { committer: KvCommitter; enqueued: unknown[] } {
+/**
+ * A KV whose atomic commits record what they enqueued, once they succeed (the values, in order), and
+ * a group committer writing through it.
+ */
+export function spyEnqueued(kv: Deno.Kv): { kv: Deno.Kv; committer: KvCommitter; enqueued: unknown[] } {
   const enqueued: unknown[] = [];
-  const recorder: Deno.AtomicOperation = new Proxy({} as Deno.AtomicOperation, {
-    get: (_, prop) => (...args: unknown[]) => {
-      if (prop === "enqueue") enqueued.push(args[0]);
-      return recorder;
+  const spiedOp = (op: Deno.AtomicOperation): Deno.AtomicOperation => {
+    const pending: unknown[] = [];
+    const spied: Deno.AtomicOperation = new Proxy(op, {
+      get: (target, prop) => {
+        if (prop === "commit") {
+          return async () => {
+            const res = await target.commit();
+            if (res.ok) enqueued.push(...pending);
+            return res;
+          };
+        }
+        const value = Reflect.get(target, prop);
+        if (typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          if (prop === "enqueue") pending.push(args[0]);
+          const result = value.apply(target, args);
+          return result === target ? spied : result;
+        };
+      },
+    });
+    return spied;
+  };
+  const spiedKv = new Proxy(kv, {
+    get: (target, prop) => {
+      if (prop === "atomic") return () => spiedOp(target.atomic());
+      const value = Reflect.get(target, prop);
+      return typeof value === "function" ? value.bind(target) : value;
     },
   });
-  const spied = {
-    commit(build: (op: Deno.AtomicOperation) => void, mutations?: number) {
-      build(recorder);
-      return committer.commit(build, mutations);
-    },
-  } as KvCommitter;
-  return { committer: spied, enqueued };
+  return { kv: spiedKv, committer: new KvCommitter(spiedKv), enqueued };
 }

@@ -3,7 +3,7 @@ import type { Deps } from "../shared/deps.ts";
 import { ConflictError } from "../shared/errors.ts";
 import { kvKeys } from "../shared/kv.ts";
 import { log } from "../shared/log.ts";
-import { emitEvent } from "../shared/webhook_events.ts";
+import { countEmitted, eventJobs, listenersOf, newEvent, type WebhookEvent } from "../shared/webhook_events.ts";
 import { checkedCommitter } from "./checked_commit.ts";
 import { codeMatches } from "./codes.ts";
 import { otpKeys } from "./keys.ts";
@@ -63,6 +63,8 @@ export async function verifyOtp(
   // An unknown token still looks up (and finds nothing under) a random session id of the team.
   const sessionId = known ? claims.sessionId : crypto.randomUUID();
   const key = kvKeys.otp.session(teamId, sessionId);
+  // Read on every path (cached), whatever the outcome: its timing tells nothing either.
+  const listeners = await listenersOf(deps, [teamId]);
   for (let round = 0; round < MAX_CONFLICTS; round++) {
     const entry = await deps.kv.get<OtpSession>(key);
     const session = known ? entry.value : null;
@@ -70,6 +72,10 @@ export async function verifyOtp(
     const outcome = applyVerification(session, matches, now);
     const next = outcome.next;
     const activeKey = kvKeys.otp.active(teamId, sessionId);
+    const events: WebhookEvent[] = [];
+    if (next && isLocked(next) && !isLocked(entry.value!)) events.push(otpEvent("otp.locked", next, now));
+    if (outcome.ok && outcome.newlyVerified) events.push(otpEvent("otp.verified", outcome.session, now));
+    const webhooks = eventJobs(listeners, teamId, events, now);
     // Shares its commit with concurrent verifies of other sessions (group commit, one fsync).
     const committed = await checkedCommitter(deps.kv).commit([key, activeKey], (op) => {
       op.check(entry);
@@ -77,13 +83,12 @@ export async function verifyOtp(
       op.set(key, next, { expireIn: keepFor(next, now) });
       // Verified or locked: no longer one of the team's active sessions.
       if (isSessionVerified(next) || isLocked(next)) op.delete(activeKey);
+      // Its webhook events commit with it: none is lost, none reports a change that did not happen.
+      for (const job of webhooks.jobs) op.enqueue(job);
     });
     if (!committed) continue;
-    if (outcome.next && isLocked(outcome.next) && !isLocked(entry.value!)) {
-      await notify(deps, "otp.locked", outcome.next);
-    }
+    countEmitted(webhooks.events);
     if (!outcome.ok) throw outcome.error;
-    if (outcome.newlyVerified) await notify(deps, "otp.verified", outcome.session);
     const contactId = outcome.newlyVerified && outcome.session.add_contact
       ? await addContact(deps, outcome.session)
       : undefined;
@@ -92,19 +97,15 @@ export async function verifyOtp(
   throw new ConflictError("Cannot verify: the session is changing too fast, try again", "otp_session_busy");
 }
 
-/** Tells the team's webhooks that a session was verified or locked; a failure here fails no verify. */
-async function notify(deps: Deps, type: "otp.verified" | "otp.locked", session: OtpSession): Promise<void> {
-  try {
-    await emitEvent(deps, session.team_id, type, {
-      session_id: session.id,
-      channels: session.channels,
-      verified_channels: session.verified_channels,
-      verification_mode: session.verification_mode,
-      metadata: session.metadata,
-    });
-  } catch (err) {
-    log("error", "otp webhook event not emitted", { team_id: session.team_id, type, error: String(err) });
-  }
+/** The event telling a team's webhooks that a session was verified or locked. */
+function otpEvent(type: "otp.verified" | "otp.locked", session: OtpSession, now: number): WebhookEvent {
+  return newEvent(type, {
+    session_id: session.id,
+    channels: session.channels,
+    verified_channels: session.verified_channels,
+    verification_mode: session.verification_mode,
+    metadata: session.metadata,
+  }, now);
 }
 
 /** The contact of a session just verified with add_contact: found by email, or created once. */

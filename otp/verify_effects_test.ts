@@ -59,7 +59,7 @@ dbTest("add_contact without any email makes no contact", async () => {
 
 dbTest("the verify that verifies a session emits otp.verified, the one that locks it otp.locked", async () => {
   let spy: ReturnType<typeof spyEnqueued> | undefined;
-  const world = await otpWorld({ committer: (c) => (spy = spyEnqueued(c)).committer });
+  const world = await otpWorld({ kv: (kv) => (spy = spyEnqueued(kv)).kv, committer: () => spy!.committer });
   await world.deps.sql`insert into webhook_endpoints ${
     world.deps.sql({ team_id: world.team.id, url: "https://hooks.example.com/otp", secret: "whsec_test" })
   }`;

@@ -1,10 +1,11 @@
 /**
  * The outbox of webhook events (migration 012). An event that reports a change recorded in Postgres
- * (a message sent or failed, a trigger completed) is written in the transaction of that change
- * (`stageEvents`), and handed to the queue once the transaction commits (`relayEvents`), which
- * deletes its row. A process that stops between the commit and the hand-over leaves the row, and the
+ * (a message sent or failed, a provider's report on it, a contact unsubscribed, a trigger or a
+ * workflow execution completed) is written in the transaction of that change (`stageEvents`), and
+ * handed to the queue once the transaction commits (`relayEvents`), which deletes its row. A process that stops between the commit and the hand-over leaves the row, and the
  * worker's sweep (`sweepEventOutbox`) hands it over later: the event comes late, with the same id,
- * and is never lost. Emitted after the commit instead, it was lost by a stop in between.
+ * and is never lost. Emitted after the commit instead, it was lost by a stop in between. (OTP events
+ * report a change in KV: they are enqueued in its own commit, see otp/verify.ts.)
  *
  * Only events some active endpoint of the team subscribes to are written, so a team without
  * webhooks pays nothing. An event can reach the queue twice (a stop after the hand-over and before
@@ -17,7 +18,9 @@ import { log } from "./log.ts";
 import {
   enqueueEvents,
   type EventInput,
+  type EventType,
   type Listeners,
+  listenersOf,
   newEvent,
   wanted,
   type WebhookEvent,
@@ -35,6 +38,9 @@ export interface StagedEvent {
 /** How old an event must be before the sweep relays it: its own process had that long to. */
 export const EVENT_SWEEP_AGE_MS = 30_000;
 
+/** How often the worker sweeps the outbox. */
+export const EVENT_SWEEP_EVERY_MS = 10_000;
+
 /** How many events the sweep relays at a time. */
 const SWEEP_PAGE = 500;
 
@@ -51,7 +57,7 @@ export async function stageEvents(
 ): Promise<StagedEvent[]> {
   const staged = inputs
     .filter((e) => wanted(listeners, e.team_id, e.type))
-    .map((e) => ({ team_id: e.team_id, event: newEvent(e.type, e.data, now, e.stable) }));
+    .map((e) => ({ team_id: e.team_id, event: newEvent(e.type, e.data, now) }));
   if (staged.length === 0) return [];
   const column = <T>(f: (s: StagedEvent) => T) => staged.map(f);
   await tx`
@@ -62,6 +68,48 @@ export async function stageEvents(
       ${column((s) => s.event.created_at)}::timestamptz[])
       as v(id, team_id, type, data, created_at)`;
   return staged;
+}
+
+/**
+ * Runs `change` and stages the events it reports (`eventsOf` its result) in the same transaction,
+ * adding them to `staged`; a team none of whose endpoints wants `report.type` gets no transaction.
+ */
+export async function changeReporting<T>(
+  deps: Deps,
+  listeners: Listeners,
+  report: { team_id: string; type: EventType },
+  change: (db: Db) => Promise<T>,
+  eventsOf: (result: T) => TeamEvent[],
+  staged: StagedEvent[],
+): Promise<T> {
+  if (!wanted(listeners, report.team_id, report.type)) return await change(deps.sql);
+  const { result, events } = await deps.sql.begin(async (tx) => {
+    const result = await change(tx);
+    return { result, events: await stageEvents(tx, listeners, eventsOf(result), deps.now()) };
+  });
+  staged.push(...events);
+  return result;
+}
+
+/**
+ * Makes `change` in a transaction that also stages the events it reports (`eventsOf` its result,
+ * which may write more in `tx`), then relays them; answers the change's result. For a change whose
+ * team is known only once it is made (a provider's report on a message).
+ */
+export async function reportChange<T>(
+  deps: Deps,
+  change: (tx: Db) => Promise<T>,
+  eventsOf: (result: T, tx: Db) => Promise<TeamEvent[]>,
+): Promise<T> {
+  const { result, staged } = await deps.sql.begin(async (tx) => {
+    const result = await change(tx);
+    const events = await eventsOf(result, tx);
+    if (events.length === 0) return { result, staged: [] };
+    const listeners = await listenersOf(deps, events.map((e) => e.team_id), tx);
+    return { result, staged: await stageEvents(tx, listeners, events, deps.now()) };
+  });
+  await relayEvents(deps, staged);
+  return result;
 }
 
 /**
@@ -96,7 +144,15 @@ export async function relayEvents(deps: Deps, staged: StagedEvent[]): Promise<nu
  * relayed them), oldest first. Answers how many it relayed.
  */
 export async function sweepEventOutbox(deps: Deps, minAgeMs = EVENT_SWEEP_AGE_MS): Promise<number> {
-  const cutoff = new Date(deps.now() - minAgeMs);
+  const total = await sweep(deps, new Date(deps.now() - minAgeMs));
+  if (total > 0) log("warn", SWEPT_MESSAGE, { events: total });
+  return total;
+}
+
+/** What the sweep logs when it relayed events (a process stopped before it relayed them). */
+export const SWEPT_MESSAGE = "webhook events relayed late: their process stopped before it relayed them";
+
+async function sweep(deps: Deps, cutoff: Date): Promise<number> {
   let total = 0;
   for (;;) {
     const rows = await deps.sql<{ id: string; team_id: string; type: string; data: unknown; created_at: Date }[]>`

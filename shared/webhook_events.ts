@@ -1,14 +1,16 @@
 /**
  * Events for outbound webhooks: the envelope `{id, type, created_at, data}`, the queue job that
- * delivers it, and `emitEvent`, which finds the team's endpoints subscribed to a type and enqueues
- * the deliveries (several in one queue message).
+ * delivers it, the team's endpoints subscribed to each type, and the jobs that carry events to them
+ * (several deliveries in one queue message). An event is written in the transaction of the change it
+ * reports and relayed from there (event_outbox.ts), or enqueued in the KV commit of that change
+ * (OTP sessions): never after the commit, where a stop in between would lose it.
  */
 import { z } from "zod";
 import type { Db } from "./db.ts";
 import type { Deps } from "./deps.ts";
 import { log } from "./log.ts";
 import { TtlCache } from "./ttl_cache.ts";
-import { newUlid, stableUlid } from "./sending/ids.ts";
+import { newUlid } from "./sending/ids.ts";
 import { metrics } from "./metrics.ts";
 
 /** Every event type an endpoint can subscribe to. */
@@ -86,22 +88,9 @@ function activeEndpoints(db: Db, teamId: string): Promise<EndpointSubscription[]
   });
 }
 
-/** A new event envelope (`evt_` + ulid), or the one `stable` names (see {@linkcode EventInput}). */
-export function newEvent(
-  type: EventType,
-  data: Record<string, unknown>,
-  now: number,
-  stable?: StableEvent,
-): WebhookEvent {
-  const at = stable?.at ?? now;
-  const id = stable ? stableUlid(stable.at, stable.key) : newUlid(now);
-  return { id: `evt_${id}`, type, created_at: new Date(at).toISOString(), data };
-}
-
-/** The time and key (a UUID) an event's id and created_at are made from. */
-export interface StableEvent {
-  at: number;
-  key: string;
+/** A new event envelope (`evt_` + ulid). */
+export function newEvent(type: EventType, data: Record<string, unknown>, now: number): WebhookEvent {
+  return { id: `evt_${newUlid(now)}`, type, created_at: new Date(now).toISOString(), data };
 }
 
 /** Splits deliveries into jobs no larger than the KV value limit allows. */
@@ -150,16 +139,10 @@ export async function enqueueDeliveries(deps: Deps, jobs: WebhookDeliverJob[], b
   }, weight);
 }
 
-/** What {@linkcode emitEvents} takes per event. */
+/** An event as its emitter builds it (its envelope is made when it is staged: see event_outbox.ts). */
 export interface EventInput {
   type: EventType;
   data: Record<string, unknown>;
-  /**
-   * For an event that may be emitted again (by a redelivered job): what happened when (`at`) to which
-   * object (`key`, a UUID). Every emission is then the same envelope, id and created_at alike, and
-   * receivers drop the repeat by its `webhook-id`, as they drop a repeated delivery.
-   */
-  stable?: StableEvent;
 }
 
 /** The endpoints of a team that want events of `type`. */
@@ -170,10 +153,13 @@ function subscribed(endpoints: EndpointSubscription[], type: string): EndpointSu
 /** The active endpoints of teams (cached 5 s), looked up before a transaction that stages their events. */
 export type Listeners = Map<string, EndpointSubscription[]>;
 
-/** The {@linkcode Listeners} of teams. */
-export async function listenersOf(deps: Deps, teamIds: Iterable<string>): Promise<Listeners> {
+/**
+ * The {@linkcode Listeners} of teams. Within a transaction, pass it as `db`: on the embedded
+ * Postgres (one connection) a query outside it would wait for it to end.
+ */
+export async function listenersOf(deps: Deps, teamIds: Iterable<string>, db: Db = deps.sql): Promise<Listeners> {
   const listeners: Listeners = new Map();
-  for (const teamId of new Set(teamIds)) listeners.set(teamId, await activeEndpoints(deps.sql, teamId));
+  for (const teamId of new Set(teamIds)) listeners.set(teamId, await activeEndpoints(db, teamId));
   return listeners;
 }
 
@@ -182,39 +168,45 @@ export function wanted(listeners: Listeners, teamId: string, type: string): bool
   return subscribed(listeners.get(teamId) ?? [], type).length > 0;
 }
 
+/** The delivery jobs of some events, and the events that go to at least one endpoint. */
+export interface EventJobs {
+  jobs: WebhookDeliverJob[];
+  bytes: number;
+  events: WebhookEvent[];
+}
+
+/**
+ * The jobs delivering a team's events to each of its endpoints (as `listeners` knew them) subscribed
+ * to their type: for a caller that enqueues them in the KV commit of the change they report.
+ */
+export function eventJobs(listeners: Listeners, teamId: string, events: WebhookEvent[], now: number): EventJobs {
+  const endpoints = listeners.get(teamId) ?? [];
+  const deliveries: Delivery[] = [];
+  const wanted: WebhookEvent[] = [];
+  for (const event of events) {
+    const targets = subscribed(endpoints, event.type);
+    if (targets.length === 0) continue;
+    wanted.push(event);
+    for (const endpoint of targets) deliveries.push({ endpoint_id: endpoint.id, event });
+  }
+  return { ...packJobs(teamId, deliveries, 1, now), events: wanted };
+}
+
+/** Counts events handed to the queue (the `webhook_events_total` metric). */
+export function countEmitted(events: WebhookEvent[]): void {
+  for (const event of events) metrics.webhookEvents.inc({ type: event.type });
+}
+
 /**
  * Enqueues the delivery of a team's events to each of its active endpoints subscribed to their type
  * (one KV commit for the lot); answers the events that reached at least one endpoint.
  */
 export async function enqueueEvents(deps: Deps, teamId: string, events: WebhookEvent[]): Promise<WebhookEvent[]> {
   if (events.length === 0) return [];
-  const endpoints = await activeEndpoints(deps.sql, teamId);
-  const deliveries: Delivery[] = [];
-  const enqueued: WebhookEvent[] = [];
-  for (const event of events) {
-    const targets = subscribed(endpoints, event.type);
-    if (targets.length === 0) continue;
-    enqueued.push(event);
-    metrics.webhookEvents.inc({ type: event.type });
-    for (const endpoint of targets) deliveries.push({ endpoint_id: endpoint.id, event });
-  }
-  const now = deps.now();
-  const { jobs, bytes } = packJobs(teamId, deliveries, 1, now);
+  const { jobs, bytes, events: enqueued } = eventJobs(await listenersOf(deps, [teamId]), teamId, events, deps.now());
   await enqueueDeliveries(deps, jobs, bytes);
+  countEmitted(enqueued);
   return enqueued;
-}
-
-/**
- * Emits events of one team: each goes to every active endpoint subscribed to its type. The returned
- * envelopes are those that reached at least one endpoint. Call once per batch where there are many
- * (one query and one KV commit for the lot). For events that report a change recorded in Postgres,
- * stage them in its transaction instead (event_outbox.ts): an event emitted after the commit is lost
- * if the process stops in between.
- */
-export async function emitEvents(deps: Deps, teamId: string, events: EventInput[]): Promise<WebhookEvent[]> {
-  if (events.length === 0) return [];
-  const now = deps.now();
-  return await enqueueEvents(deps, teamId, events.map((e) => newEvent(e.type, e.data, now, e.stable)));
 }
 
 /** A trigger as `trigger.completed` reports it. */
@@ -243,15 +235,4 @@ export function triggerCompletedEvent(t: CompletedTrigger): EventInput {
       completed_at: t.completed_at === null ? null : new Date(t.completed_at).toISOString(),
     },
   };
-}
-
-/** Emits one event of a team (see {@linkcode emitEvents}); the envelope, or undefined when no endpoint wants it. */
-export async function emitEvent(
-  deps: Deps,
-  teamId: string,
-  type: EventType,
-  data: Record<string, unknown>,
-): Promise<WebhookEvent | undefined> {
-  const [event] = await emitEvents(deps, teamId, [{ type, data }]);
-  return event;
 }

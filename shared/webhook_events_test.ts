@@ -1,9 +1,16 @@
 import assert from "node:assert/strict";
 import { countingDb, dbTest, testDeps, testTeam } from "./testing.ts";
-import { emitEvent, invalidateEndpointCache } from "./webhook_events.ts";
+import type { Deps } from "./deps.ts";
+import { enqueueEvents, type EventType, invalidateEndpointCache, newEvent } from "./webhook_events.ts";
+
+/** Enqueues one event of a team; the envelope, or undefined when no endpoint wants it. */
+async function emitEvent(deps: Deps, teamId: string, type: EventType, data: Record<string, unknown>) {
+  const [event] = await enqueueEvents(deps, teamId, [newEvent(type, data, deps.now())]);
+  return event;
+}
 
 dbTest(
-  "emitEvent(): concurrent events of a team share one endpoint query, until the cache is invalidated",
+  "enqueueEvents(): concurrent events of a team share one endpoint query, until the cache is invalidated",
   async () => {
     const deps = await testDeps();
     const { team } = await testTeam(deps);

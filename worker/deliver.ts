@@ -11,8 +11,8 @@ import { balancesChanged, charge, refund } from "../shared/wallet.ts";
 import { bulkRows } from "../shared/bulk.ts";
 import type { Prepared } from "./prepare.ts";
 import { messageEvent, type MessageOutcome } from "./events.ts";
-import { relayEvents, type StagedEvent, stageEvents } from "../shared/event_outbox.ts";
-import { type Listeners, listenersOf, wanted } from "../shared/webhook_events.ts";
+import { changeReporting, relayEvents, type StagedEvent, stageEvents } from "../shared/event_outbox.ts";
+import { type Listeners, listenersOf } from "../shared/webhook_events.ts";
 import { type HandOverLog, sendAll, type ToSend } from "./handoff.ts";
 import { deleteDeviceTokens } from "./recipients.ts";
 
@@ -436,9 +436,8 @@ function handOverLog(deps: Deps, listeners: Listeners, staged: StagedEvent[]): H
     },
     async answered(t, outcome) {
       if (outcome.ok) {
-        const { p } = t;
         const event = messageEvent(
-          outcomeOf(p, t.message.id, "sent", { provider_message_id: outcome.providerMessageId }),
+          outcomeOf(t.p, t.message.id, "sent", { provider_message_id: outcome.providerMessageId }),
         );
         const markSent = async (db: Db) => {
           const recorded = await db`
@@ -448,13 +447,8 @@ function handOverLog(deps: Deps, listeners: Listeners, staged: StagedEvent[]): H
             returning 1`;
           return recorded.length === 1;
         };
-        if (!wanted(listeners, p.team_id, event.type)) return await markSent(deps.sql);
-        const { recorded, events } = await deps.sql.begin(async (tx) => {
-          const recorded = await markSent(tx);
-          return { recorded, events: recorded ? await stageEvents(tx, listeners, [event], deps.now()) : [] };
-        });
-        staged.push(...events);
-        return recorded;
+        // Recorded sent with its webhook event staged in the same transaction.
+        return await changeReporting(deps, listeners, event, markSent, (sent) => sent ? [event] : [], staged);
       }
       if (outcome.temporary) await deps.sql`update messages set handed_at = null where id = ${t.message.id}`;
       return false;

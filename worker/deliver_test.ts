@@ -19,11 +19,11 @@ import type { DeliverBatchJob } from "./jobs.ts";
 import { HAND_OVER_WINDOW_MS } from "./handoff.ts";
 import { createService } from "../main.ts";
 import { runJob } from "./queue.ts";
-import { randomToken, withMessagesRefusedTo } from "./testing.ts";
+import { randomToken, stoppingBeforeWebhooks, withMessagesRefusedTo } from "./testing.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "./retry.ts";
 import { EVENT_SWEEP_AGE_MS, sweepEventOutbox } from "../shared/event_outbox.ts";
 import { KvCommitter } from "../shared/kv.ts";
-import { invalidateEndpointCache, WEBHOOK_JOB_TYPE, type WebhookDeliverJob } from "../shared/webhook_events.ts";
+import { invalidateEndpointCache, type WebhookDeliverJob } from "../shared/webhook_events.ts";
 
 /** A provider that records what it is given and answers as `behave` says. */
 function fakeProvider(behave: (m: OutboundMessage, call: number) => Promise<void> | void = () => {}) {
@@ -456,28 +456,6 @@ dbTest("a NUL character in a template variable is dropped: the whole merged batc
     assert.equal((await triggerRow(deps, spec.trigger_id)).status, "completed");
   }
 });
-
-/**
- * Deps on which a commit that enqueues webhook jobs fails, as if the process stopped right after the
- * change those events report committed (the committer may call a build more than once: it is probed).
- */
-function stoppingBeforeWebhooks(deps: Deps): Deps {
-  const probe = (seen: { webhook: boolean }): Deno.AtomicOperation =>
-    new Proxy({} as Deno.AtomicOperation, {
-      get: (_, name) => (value: { type?: string }) => {
-        if (name === "enqueue" && value?.type === WEBHOOK_JOB_TYPE) seen.webhook = true;
-        return probe(seen);
-      },
-    });
-  const committer = {
-    commit(build: (op: Deno.AtomicOperation) => void, mutations?: number) {
-      const seen = { webhook: false };
-      build(probe(seen));
-      return seen.webhook ? Promise.reject(new Error("stopped")) : deps.committer.commit(build, mutations);
-    },
-  } as KvCommitter;
-  return { ...deps, committer };
-}
 
 dbTest("the webhook events of a pass that stops before it relays them reach the queue once, by the sweep", async () => {
   const deps = await testDeps();

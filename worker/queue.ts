@@ -4,7 +4,7 @@ import { trackJob } from "../shared/metrics.ts";
 import { handleDeliverBatch } from "./batch.ts";
 import { holdDuringBurst } from "../shared/sending/pressure.ts";
 import { drainSpool, SPOOL_SLOT_MS, sweepSpool } from "../shared/sending/spool.ts";
-import { sweepEventOutbox } from "../shared/event_outbox.ts";
+import { EVENT_SWEEP_EVERY_MS, sweepEventOutbox } from "../shared/event_outbox.ts";
 import { createWorkerContext, type WorkerContext } from "./context.ts";
 import { handleDispatch } from "./dispatch.ts";
 import { InflightJournal } from "./inflight.ts";
@@ -49,7 +49,7 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): Worker {
   // Webhook events a stopped process staged and did not relay (see event_outbox.ts) are relayed here.
   const eventSweep = setInterval(() => {
     sweepEventOutbox(deps).catch((err) => log("warn", "webhook event sweep failed", { error: String(err) }));
-  }, EVENT_SWEEP_MS);
+  }, EVENT_SWEEP_EVERY_MS);
   Deno.unrefTimer(eventSweep);
   const worker: Worker = {
     context: createWorkerContext(deps),
@@ -75,9 +75,6 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): Worker {
 
 /** How often the worker looks for spool pages older than SPOOL_SWEEP_AGE_MS. */
 const SPOOL_SWEEP_MS = 10_000;
-
-/** How often the worker looks for webhook events older than EVENT_SWEEP_AGE_MS left in the outbox. */
-const EVENT_SWEEP_MS = 10_000;
 
 function isTick(message: unknown): boolean {
   return (message as { type?: unknown } | null)?.type === "tick";

@@ -5,9 +5,15 @@ import type { Deps } from "../shared/deps.ts";
 import { KvCommitter } from "../shared/kv.ts";
 import { metrics } from "../shared/metrics.ts";
 import { dbTest, jsonRequest, testDeps, testTeam } from "../shared/testing.ts";
-import { emitEvent, newEvent } from "../shared/webhook_events.ts";
+import { enqueueEvents, type EventType, newEvent } from "../shared/webhook_events.ts";
 import { startWorker } from "./queue.ts";
 import { deliverWebhooks, MAX_ATTEMPTS, retryDelayMs, WebhookDeliverJob } from "./webhooks.ts";
+
+/** Enqueues one event of a team; the envelope, or undefined when no endpoint wants it. */
+async function emitEvent(deps: Deps, teamId: string, type: EventType, data: Record<string, unknown>) {
+  const [event] = await enqueueEvents(deps, teamId, [newEvent(type, data, deps.now())]);
+  return event;
+}
 
 interface Received {
   headers: Headers;
@@ -92,7 +98,7 @@ async function setup(overrides: Parameters<typeof testDeps>[0] = {}) {
   return { deps, app, team, headers, register, attempts, close: queue.close };
 }
 
-dbTest("emitEvent() delivers the signed envelope only to endpoints subscribed to its type", async () => {
+dbTest("an enqueued event is delivered as the signed envelope only to endpoints subscribed to its type", async () => {
   const s = await setup();
   const receiver = startReceiver([200]);
   const other = startReceiver([200]);

@@ -20,7 +20,8 @@ import { ForbiddenError, ValidationError } from "../../shared/errors.ts";
 import { newRouter } from "../../shared/http/app.ts";
 import type { AppEnv } from "../../shared/http/env.ts";
 import { metrics } from "../../shared/metrics.ts";
-import { emitEvents, type EventInput } from "../../shared/webhook_events.ts";
+import type { Db } from "../../shared/db.ts";
+import { reportChange, type TeamEvent } from "../../shared/event_outbox.ts";
 import { verifyWebhook } from "../../shared/webhook_signing.ts";
 import {
   type ChangedMessage,
@@ -94,13 +95,14 @@ async function twilioParams(c: Context<AppEnv>, deps: Deps, kind: string): Promi
 }
 
 /** The webhook event of a changed message. */
-function messageEvent(message: ChangedMessage): EventInput {
+function messageEvent(message: ChangedMessage): TeamEvent {
   const type = message.delivery_status === "read"
     ? "message.read"
     : message.delivery_status === "failed"
     ? "message.failed"
     : "message.delivered";
   return {
+    team_id: message.team_id,
     type,
     data: {
       execution_id: message.execution_id,
@@ -118,7 +120,6 @@ const forbidden = { description: "The signature does not verify" };
 /** The provider callback routes (mounted before the API-key check). */
 export function inboundRoutes(deps: Deps) {
   const app = newRouter();
-  const db = deps.sql;
 
   app.openapi(
     createRoute({
@@ -139,24 +140,28 @@ export function inboundRoutes(deps: Deps) {
       const channel = from.startsWith("whatsapp:") ? "whatsapp" : "sms";
       const stop = STOP_WORDS.includes(keyword);
       if (stop || START_WORDS.includes(keyword)) {
-        const changed = await setChannelSubscriptionByPhone(db, teamId, from.replace(/^whatsapp:/, ""), channel, !stop);
-        if (stop && changed.length > 0) {
-          await emitEvents(
-            deps,
-            teamId,
-            changed.map((contact) => ({
-              type: "contact.unsubscribed" as const,
-              data: {
-                contact_id: contact.id,
-                external_id: contact.external_id,
-                channel,
-                categories: ["transactional", "promotional"],
-                source: "twilio",
-                keyword,
-              },
-            })),
-          );
-        }
+        const phone = from.replace(/^whatsapp:/, "");
+        await reportChange(
+          deps,
+          (tx) => setChannelSubscriptionByPhone(tx, teamId, phone, channel, !stop),
+          (changed) =>
+            Promise.resolve(
+              stop
+                ? changed.map((contact) => ({
+                  team_id: teamId,
+                  type: "contact.unsubscribed" as const,
+                  data: {
+                    contact_id: contact.id,
+                    external_id: contact.external_id,
+                    channel,
+                    categories: ["transactional", "promotional"],
+                    source: "twilio",
+                    keyword,
+                  },
+                }))
+                : [],
+            ),
+        );
       }
       return c.body(EMPTY_TWIML, 200, { "Content-Type": "text/xml" });
     },
@@ -177,8 +182,11 @@ export function inboundRoutes(deps: Deps) {
       const sid = params.get("MessageSid");
       if (state && sid) {
         const code = params.get("ErrorCode");
-        const changed = await recordDeliveryState(db, sid, state, code ? `Twilio error ${code}` : undefined);
-        if (changed) await emitEvents(deps, changed.team_id, [messageEvent(changed)]);
+        await reportChange(
+          deps,
+          (tx) => recordDeliveryState(tx, sid, state, code ? `Twilio error ${code}` : undefined),
+          (changed) => Promise.resolve(changed ? [messageEvent(changed)] : []),
+        );
       }
       return c.body(null, 204);
     },
@@ -215,8 +223,12 @@ export function inboundRoutes(deps: Deps) {
       const state = RESEND_STATES[event.type];
       if (state && event.data.email_id) {
         const reason = event.data.bounce?.message ?? event.data.failed?.reason;
-        const changed = await recordDeliveryState(db, event.data.email_id, state, reason);
-        if (changed) await emitEvents(deps, changed.team_id, await resendEvents(deps, changed));
+        const emailId = event.data.email_id;
+        await reportChange(
+          deps,
+          (tx) => recordDeliveryState(tx, emailId, state, reason),
+          async (changed, tx) => changed ? await resendEvents(tx, changed) : [],
+        );
       }
       return c.body(null, 204);
     },
@@ -225,13 +237,17 @@ export function inboundRoutes(deps: Deps) {
   return app;
 }
 
-/** Events for a Resend report: a complaint also turns off the contact's promotional email. */
-async function resendEvents(deps: Deps, message: ChangedMessage): Promise<EventInput[]> {
+/**
+ * Events for a Resend report: a complaint also turns off the contact's promotional email, in `tx`
+ * (the report's own transaction: a report recorded is never left with its contact still subscribed).
+ */
+async function resendEvents(tx: Db, message: ChangedMessage): Promise<TeamEvent[]> {
   if (message.delivery_status !== "complained") return [messageEvent(message)];
   if (!message.contact_id) return [];
-  const contact = await unsubscribeEmailPromotional(deps.sql, message.team_id, message.contact_id);
+  const contact = await unsubscribeEmailPromotional(tx, message.team_id, message.contact_id);
   if (!contact) return [];
   return [{
+    team_id: message.team_id,
     type: "contact.unsubscribed",
     data: {
       contact_id: contact.id,

@@ -4,11 +4,13 @@ import { ulid } from "ulid";
 import { createService } from "../../main.ts";
 import { createContact } from "../../shared/contacts/queries.ts";
 import type { Deps } from "../../shared/deps.ts";
+import { EVENT_SWEEP_AGE_MS, sweepEventOutbox } from "../../shared/event_outbox.ts";
 import { KvCommitter } from "../../shared/kv.ts";
 import { metrics } from "../../shared/metrics.ts";
 import { dbTest, randomEmail, testDeps, testTeam } from "../../shared/testing.ts";
 import type { WebhookDeliverJob } from "../../shared/webhook_events.ts";
 import { newWebhookSecret, signWebhook } from "../../shared/webhook_signing.ts";
+import { stoppingBeforeWebhooks } from "../../worker/testing.ts";
 import { twilioSignature } from "./twilio_signature.ts";
 
 const TOKEN = "twilio-auth-token-for-tests";
@@ -323,6 +325,33 @@ dbTest(
       assert.deepEqual(p.email, { transactional: true, promotional: false });
       const events = await s.events(2);
       assert.deepEqual(events.map((e) => e.type).sort(), ["contact.unsubscribed", "message.failed"]);
+    } finally {
+      s.close();
+    }
+  },
+);
+
+dbTest(
+  "a provider's report is recorded with its event staged: a stop before the relay leaves it to the sweep",
+  async () => {
+    const s = await setup();
+    try {
+      const message = await insertMessage(s.deps, s.team.id, "sms", `SM${crypto.randomUUID().slice(0, 8)}`);
+      // The service records the report, then stops before it hands the event over.
+      const stopped = createService(stoppingBeforeWebhooks(s.deps));
+      const path = "/api/v1/inbound/twilio/status";
+      const res = await stopped.request(
+        ...twilioRequest(path, { MessageSid: message.provider_message_id, MessageStatus: "delivered" }),
+      );
+      assert.equal(res.status, 204);
+      const [row] = await s.deps.sql`select delivery_status from messages where id = ${message.id}`;
+      assert.equal(row.delivery_status, "delivered");
+      const staged = await s.deps.sql`select id, type from webhook_event_outbox where team_id = ${s.team.id}`;
+      assert.deepEqual(staged.map((e) => e.type), ["message.delivered"]);
+      assert.equal(await sweepEventOutbox({ ...s.deps, now: () => Date.now() + EVENT_SWEEP_AGE_MS }), 1);
+      const [event] = await s.events(1);
+      assert.equal(event.id, staged[0].id);
+      assert.equal(event.data.message_id, message.id);
     } finally {
       s.close();
     }

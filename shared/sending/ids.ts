@@ -1,4 +1,4 @@
-import { encodeTime, monotonicFactory, uuidToULID } from "ulid";
+import { monotonicFactory } from "ulid";
 
 const pool = new Uint8Array(4_096);
 let pooled = pool.length;
@@ -22,14 +22,6 @@ function pooledRandom(): number {
  * in order, and it is ~40× cheaper than `ulid()`, which sets up its random source on every call.
  */
 export const newUlid: (now?: number) => string = monotonicFactory(pooledRandom);
-
-/**
- * The same ulid each time for (`at`, `uuid`): its time part is `at`, its other 80 bits those that end
- * `uuid`. For an id that must not change when the thing it names is made again.
- */
-export function stableUlid(at: number, uuid: string): string {
-  return encodeTime(at, 10) + uuidToULID(uuid).slice(10);
-}
 
 /** The time part of the latest UUID v7 made: ids made in the same millisecond share it. */
 const prefixed = { at: Number.NaN, prefix: "" };

@@ -8,7 +8,9 @@
  * send and step and at most one SMS (an SMS a kill left in Twilio's hands fails with that reason
  * and is refunded), every trigger must be completed with exact counters, and the wallet must equal
  * its ledger and the SMS sent — also after one more start that runs every queue message the kills
- * left behind (late redeliveries). Exits 1 with the details otherwise.
+ * left behind (late redeliveries). A webhook endpoint in this process must have received every
+ * trigger.completed, workflow.completed and message.failed of the run, each object under one event
+ * id, and nothing may be left in the event outbox (webhooks.ts). Exits 1 with the details otherwise.
  *
  * Settings (env): CRASH_SEED (7), CRASH_KILLS (4), CRASH_CONTACTS (20000), CRASH_WORKFLOW (2000),
  * CRASH_TIMEOUT_S (300, the wait for completion after the last restart), CRASH_MAX_RECOVERY_S (45,
@@ -21,6 +23,8 @@ import { startFakeTwilio } from "../../shared/providers/fake_servers.ts";
 import { connectDatabase } from "../../shared/db.ts";
 import { Api, fire, type Scenario, setUp } from "./scenario.ts";
 import { delay, freePort, ServiceProcess } from "./service.ts";
+import { EVENT_SWEEP_AGE_MS, EVENT_SWEEP_EVERY_MS, SWEPT_MESSAGE } from "../../shared/event_outbox.ts";
+import { checkWebhooks, receivedSummary, WATCHED, WebhookReceiver } from "./webhooks.ts";
 import {
   allFinal,
   checkStoredData,
@@ -141,6 +145,7 @@ async function main(): Promise<number> {
     },
     lastAt: () => lastSmsAt,
   };
+  const receiver = new WebhookReceiver();
   // Added to this process's environment; other provider credentials are blanked so that the rest goes to the outbox.
   const serviceEnv: Record<string, string> = {
     ...Object.fromEntries(PROVIDER_VARS.map((name) => [name, ""])),
@@ -157,6 +162,8 @@ async function main(): Promise<number> {
     LOG_LEVEL: "warn",
     // The burst of direct sends (fired at once) goes through the spool: a burst is anything over 20 a second.
     SEND_DEFER_RATE: "20",
+    // The webhook endpoint is on loopback.
+    WEBHOOK_ALLOW_PRIVATE: "1",
     ...(database ? { DATABASE_URL: database.url } : {}),
   };
   const service = new ServiceProcess(serviceEnv, `${dir}/service.log`);
@@ -173,6 +180,11 @@ async function main(): Promise<number> {
     console.log(`service healthy after ${await service.waitHealthy(first)} ms`);
     const setupStarted = Date.now();
     const ids = await setUp(api, SIZE, TOP_UP_USD);
+    await api.call("POST", "/api/v1/webhooks", {
+      key: ids.apiKey,
+      body: { url: receiver.url, events: Object.keys(WATCHED) },
+      expect: [201],
+    });
     console.log(`set up ${SIZE.contacts} contacts, templates and the workflow in ${Date.now() - setupStarted} ms`);
     const fired = Date.now();
     const s: Scenario = {
@@ -186,10 +198,12 @@ async function main(): Promise<number> {
     const spooled = await spooledPages(service.baseUrl);
     if (spooled === 0) problems.push("the burst of direct emails did not go through the spool");
     else console.log(`${spooled} spool pages waiting after the burst`);
+    let lastKillAt = 0;
     for (let kill = 1; kill <= KILLS; kill++) {
       const wait = Math.round(100 + random() * 900);
       await delay(wait);
       await service.kill();
+      lastKillAt = Date.now();
       const restartedAt = Date.now();
       await service.start();
       const healthyMs = await service.waitHealthy(restartedAt);
@@ -228,6 +242,10 @@ async function main(): Promise<number> {
     await service.start();
     await service.waitHealthy(Date.now());
     await delay(LATE_REDELIVERY_MS);
+    // Webhook events a kill left staged are relayed by a sweep once they are EVENT_SWEEP_AGE_MS old.
+    await receiver.settle(lastKillAt + EVENT_SWEEP_AGE_MS + 2 * EVENT_SWEEP_EVERY_MS - Date.now());
+    const swept = (await service.logged(SWEPT_MESSAGE)).reduce((n, e) => n + Number(e.events), 0);
+    console.log(`webhooks received: ${receivedSummary(receiver)}; ${swept} events relayed late by the sweep`);
     const late = await jobsHandled(service.baseUrl);
     console.log(`late start: ${late.ok} queue jobs left over from the kills ran again (${late.error} failed)`);
     problems.push(...(await checkThroughApi(api, s)).map((p) => `after the late redeliveries: ${p}`));
@@ -239,6 +257,7 @@ async function main(): Promise<number> {
     );
     try {
       problems.push(...await checkStoredData(db.sql, s, twilio.receipts()));
+      problems.push(...await checkWebhooks(db.sql, s, receiver));
     } finally {
       await db.close();
     }
@@ -248,6 +267,7 @@ async function main(): Promise<number> {
   } finally {
     await database?.drop().catch((err) => console.error(`cannot drop the crash database: ${err}`));
     await fakeTwilio.close();
+    await receiver.close();
   }
   console.log("recovery after each kill (restart → /healthz ok → delivering again):");
   for (const r of recoveries) {
@@ -266,7 +286,8 @@ async function main(): Promise<number> {
   }
   if (env.CRASH_KEEP !== "1") await Deno.remove(dir, { recursive: true });
   console.log(
-    "crash test passed: exactly one email per send, step and recipient, at most one SMS; exact counters and wallet",
+    "crash test passed: exactly one email per send, step and recipient, at most one SMS; exact counters and wallet; " +
+      "every webhook event",
   );
   return 0;
 }

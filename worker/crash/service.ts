@@ -114,6 +114,19 @@ export class ServiceProcess {
     return this.#child !== undefined;
   }
 
+  /** The lines of the service's output (JSON log lines) whose `msg` is `message`. */
+  async logged(message: string): Promise<Record<string, unknown>[]> {
+    const text = await Deno.readTextFile(this.#logPath).catch(() => "");
+    return text.split("\n").flatMap((line) => {
+      try {
+        const entry = JSON.parse(line);
+        return entry?.msg === message ? [entry] : [];
+      } catch {
+        return [];
+      }
+    });
+  }
+
   /** The last lines of the service's output, for a failure report. */
   async tail(lines = 40): Promise<string> {
     try {

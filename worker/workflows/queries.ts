@@ -137,38 +137,25 @@ export async function claimStep(db: Db, ids: string[], stepOrder: number, now: n
     returning id, trigger_id, contact_id`;
 }
 
-/** An execution that has finished: what its `workflow.completed` event says of it. */
-export interface FinishedExecution {
-  id: string;
-  trigger_id: string;
-  contact_id: string | null;
-  status: string;
-  /** When it finished (ms since the epoch). */
-  completed_at: number;
-}
-
 /**
  * The executions among `ids` that are past `stepOrder`: those still running, grouped by their step
- * and due time, and those that finished.
+ * and due time, and the triggers of those that finished.
  */
 export async function executionsPast(
   db: Db,
   ids: string[],
   stepOrder: number,
-): Promise<{ ahead: StepGroup[]; finished: FinishedExecution[] }> {
+): Promise<{ ahead: StepGroup[]; finishedTriggers: string[] }> {
   const [ahead, finished] = await Promise.all([
     db<StepGroupRow[]>`
       select workflow_id, current_step as step_order, next_run_at as due, array_agg(id) as ids from workflow_executions
       where id = any(${ids}::uuid[]) and current_step > ${stepOrder}
       group by workflow_id, current_step, next_run_at`,
-    db<{ id: string; trigger_id: string; contact_id: string | null; status: string; completed_at: Date }[]>`
-      select id, trigger_id, contact_id, status, completed_at from workflow_executions
+    db<{ trigger_id: string }[]>`
+      select distinct trigger_id from workflow_executions
       where id = any(${ids}::uuid[]) and current_step is null and completed_at is not null`,
   ]);
-  return {
-    ahead: ahead.map(stepGroupOf),
-    finished: finished.map((r) => ({ ...r, completed_at: r.completed_at.getTime() })),
-  };
+  return { ahead: ahead.map(stepGroupOf), finishedTriggers: finished.map((r) => r.trigger_id) };
 }
 
 /** What one step did for one execution. */

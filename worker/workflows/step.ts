@@ -1,6 +1,7 @@
 import { log } from "../../shared/log.ts";
-import type { Deps } from "../../shared/deps.ts";
-import { emitEvents, type EventInput } from "../../shared/webhook_events.ts";
+import type { Db } from "../../shared/db.ts";
+import { changeReporting, relayEvents, type StagedEvent, type TeamEvent } from "../../shared/event_outbox.ts";
+import { listenersOf } from "../../shared/webhook_events.ts";
 import type { Content, SendSpec } from "../../shared/sending/spec.ts";
 import { completeTriggers } from "../../shared/workflows/complete.ts";
 import type { StepRow, Workflow } from "../../shared/workflows/definitions.ts";
@@ -11,15 +12,7 @@ import { contactsByIds } from "../recipients.ts";
 import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "../retry.ts";
 import { cachedRuns, cachedWorkflow } from "./cache.ts";
 import type { WorkflowStepJob } from "./jobs.ts";
-import {
-  advance,
-  type Claimed,
-  claimStep,
-  executionsPast,
-  type FinishedExecution,
-  recordStepRuns,
-  type StepRun,
-} from "./queries.ts";
+import { advance, type Claimed, claimStep, executionsPast, recordStepRuns, type StepRun } from "./queries.ts";
 import { enqueueJobs, groupJobs, stepJobs } from "./schedule.ts";
 import { nextStep, type RunContext, stepDelayMs, stepIsActive, stepVariables } from "./variables.ts";
 
@@ -42,23 +35,21 @@ export async function handleWorkflowStep(w: WorkerContext, job: WorkflowStepJob)
   if (!workflow) return; // Deleted since: its executions went with it.
   const claimed = await claimStep(deps.sql, job.execution_ids, job.step_order, now);
   if (claimed.length > 0) await runStep(w, workflow, job, claimed);
-  if (claimed.length < job.execution_ids.length) await resume(w, workflow, job);
+  if (claimed.length < job.execution_ids.length) await resume(w, job);
 }
 
 /**
  * For the executions of a job that are already past its step (the job is a redelivery), in case the
  * process stopped between moving them on and what follows: enqueues the current step of those still
- * running again (a duplicate job is harmless); for those that finished, completes their triggers
- * (completing a final trigger changes nothing) and emits their `workflow.completed` again, the same
- * envelope as before, which receivers drop by its id if it had reached them. Without this, a trigger
- * whose last executions finished just before a stop stayed processing for good.
+ * running again (a duplicate job is harmless), and completes the triggers of those that finished
+ * (completing a final trigger changes nothing). Without this, a trigger whose last executions
+ * finished just before a stop stayed processing for good. Their `workflow.completed` events were
+ * staged with the move (see moveOn): what the stop left, the outbox's sweep relays.
  */
-async function resume(w: WorkerContext, workflow: Workflow, job: WorkflowStepJob): Promise<void> {
-  const { ahead, finished } = await executionsPast(w.deps.sql, job.execution_ids, job.step_order);
+async function resume(w: WorkerContext, job: WorkflowStepJob): Promise<void> {
+  const { ahead, finishedTriggers } = await executionsPast(w.deps.sql, job.execution_ids, job.step_order);
   await enqueueJobs(w.deps, groupJobs(ahead));
-  if (finished.length === 0) return;
-  await completeTriggers(w.deps, finished.map((e) => e.trigger_id));
-  await emitExecutionsCompleted(w.deps, workflow, finished);
+  if (finishedTriggers.length > 0) await completeTriggers(w.deps, finishedTriggers);
 }
 
 /** Runs the step for the claimed executions, start by start, delivering all their messages in one pass. */
@@ -95,7 +86,8 @@ async function runStep(w: WorkerContext, workflow: Workflow, job: WorkflowStepJo
 /**
  * Moves executions past `stepOrder`: each to its next step for its start (scheduled with that step's
  * delay, one job per batch sharing step and due time), or to its end; then completes the triggers
- * whose executions are all finished, and emits `workflow.completed` for each finished execution.
+ * whose executions are all finished. Each finished execution's `workflow.completed` is staged with
+ * its move (event_outbox.ts) and relayed at the end.
  */
 async function moveOn(
   w: WorkerContext,
@@ -116,10 +108,12 @@ async function moveOn(
     group.ids.push(e.id);
     groups.set(key, group);
   }
-  const finished: FinishedExecution[] = [];
+  const listeners = await listenersOf(deps, [workflow.team_id]);
+  const finishedTriggers = new Set<string>();
+  const staged: StagedEvent[] = [];
   for (const { next, ids } of groups.values()) {
-    const moved = await advance(deps.sql, ids, stepOrder, next, now);
     if (next) {
+      const moved = await advance(deps.sql, ids, stepOrder, next, now);
       const movedIds = moved.map((m) => m.id);
       await enqueueJobs(
         deps,
@@ -127,24 +121,24 @@ async function moveOn(
       );
       continue;
     }
-    const statuses = new Map(moved.map((m) => [m.id, m.status]));
-    for (const e of executions) {
-      const status = statuses.get(e.id);
-      if (status !== undefined) finished.push({ ...e, status, completed_at: now });
-    }
+    // The end: each finished execution's `workflow.completed` is staged in the same transaction.
+    const report = { team_id: workflow.team_id, type: "workflow.completed" } as const;
+    const finish = async (db: Db) =>
+      new Map((await advance(db, ids, stepOrder, undefined, now)).map((m) => [m.id, m.status]));
+    const completed = (statuses: Map<string, string>) =>
+      executions.filter((e) => statuses.has(e.id)).map((e) => executionCompleted(workflow, e, statuses.get(e.id)!));
+    const statuses = await changeReporting(deps, listeners, report, finish, completed, staged);
+    for (const e of executions) if (statuses.has(e.id)) finishedTriggers.add(e.trigger_id);
   }
-  if (finished.length === 0) return;
-  await completeTriggers(deps, finished.map((e) => e.trigger_id));
-  await emitExecutionsCompleted(deps, workflow, finished);
+  if (finishedTriggers.size === 0) return;
+  await completeTriggers(deps, [...finishedTriggers]);
+  await relayEvents(deps, staged);
 }
 
-/**
- * Emits `workflow.completed` for finished executions, each event's id and time made from the
- * execution and when it finished, so that emitting it again gives the same envelope; never throws
- * (webhooks are a notification).
- */
-async function emitExecutionsCompleted(deps: Deps, workflow: Workflow, finished: FinishedExecution[]): Promise<void> {
-  const events: EventInput[] = finished.map((e) => ({
+/** The `workflow.completed` event of an execution that finished with `status`. */
+function executionCompleted(workflow: Workflow, e: Claimed, status: string): TeamEvent {
+  return {
+    team_id: workflow.team_id,
     type: "workflow.completed",
     data: {
       workflow_id: workflow.id,
@@ -152,15 +146,9 @@ async function emitExecutionsCompleted(deps: Deps, workflow: Workflow, finished:
       execution_id: e.id,
       trigger_id: e.trigger_id,
       contact_id: e.contact_id,
-      status: e.status,
+      status,
     },
-    stable: { at: e.completed_at, key: e.id },
-  }));
-  try {
-    await emitEvents(deps, workflow.team_id, events);
-  } catch (err) {
-    log("error", "cannot emit webhook events", { team_id: workflow.team_id, error: String(err) });
-  }
+  };
 }
 
 /**
