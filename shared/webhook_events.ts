@@ -163,6 +163,12 @@ export async function listenersOf(deps: Deps, teamIds: Iterable<string>, db: Db 
   return listeners;
 }
 
+/** True when some team of `listeners` has an active endpoint. */
+export function listening(listeners: Listeners): boolean {
+  for (const endpoints of listeners.values()) if (endpoints.length > 0) return true;
+  return false;
+}
+
 /** True when some active endpoint of the team (as `listeners` knew them) wants events of `type`. */
 export function wanted(listeners: Listeners, teamId: string, type: string): boolean {
   return subscribed(listeners.get(teamId) ?? [], type).length > 0;

@@ -12,7 +12,7 @@ import { bulkRows } from "../shared/bulk.ts";
 import type { Prepared } from "./prepare.ts";
 import { messageEvent, type MessageOutcome } from "./events.ts";
 import { changeReporting, relayEvents, type StagedEvent, stageEvents } from "../shared/event_outbox.ts";
-import { type Listeners, listenersOf } from "../shared/webhook_events.ts";
+import { type Listeners, listenersOf, listening } from "../shared/webhook_events.ts";
 import { type HandOverLog, sendAll, type ToSend } from "./handoff.ts";
 import { deleteDeviceTokens } from "./recipients.ts";
 
@@ -288,13 +288,17 @@ async function record(
   await insertRows(tx, fresh, rows);
   const unpaid = await chargeFor(tx, fresh.filter((p) => providers.has(p)));
   if (unpaid.size > 0) await markUnpaid(tx, [...unpaid]);
+  // The outcomes decided here, for webhooks: built only when some endpoint of the pass's teams listens.
   const decided: MessageOutcome[] = [];
+  const reporting = listening(listeners);
   rows.forEach((row, i) => {
     const p = fresh[i];
     const status: FinalStatus = unpaid.has(p) ? "failed" : row.status;
     statuses.set(deliveryKey(p), status);
-    if (status === "sent") decided.push(outcomeOf(p, p.id, "sent", { provider_message_id: row.provider_message_id }));
-    if (status === "failed") {
+    if (reporting && status === "sent") {
+      decided.push(outcomeOf(p, p.id, "sent", { provider_message_id: row.provider_message_id }));
+    }
+    if (reporting && status === "failed") {
       decided.push(outcomeOf(p, p.id, "failed", { error: unpaid.has(p) ? UNPAID_REASON : row.error }));
     }
     if (status !== "pending") metrics.deliveries.inc({ channel: p.channel, outcome: status });
