@@ -127,3 +127,31 @@ dbTest("an event whose queue commit fails stays in the outbox for the sweep", as
     q.kv.close();
   }
 });
+
+dbTest("relayEvents() hands over a pass of 2,000 events in commits KV accepts (each under 800 KiB)", async () => {
+  const q = await withQueue();
+  try {
+    await q.endpoint(null);
+    const listeners = await listenersOf(q.deps, [q.team.id]);
+    // As a delivery page of 2,000 messages reports them (with the ids of the message, its trigger and
+    // execution, its address and its provider's id): about 1 MB of events in all, over KV's 800 KiB.
+    const events = Array.from({ length: 2_000 }, (_, i) => ({
+      ...sent(q.team.id, i),
+      data: {
+        message_id: `01KMSG${String(i).padStart(20, "0")}`,
+        trigger_id: crypto.randomUUID(),
+        execution_id: crypto.randomUUID(),
+        channel: "email",
+        to: `someone.with.a.long.address.${i}@example.com`,
+        status: "sent",
+        provider_message_id: `outbox_${crypto.randomUUID()}${crypto.randomUUID()}`,
+      },
+    }));
+    const staged = await q.deps.sql.begin((tx) => stageEvents(tx, listeners, events, q.clock.now));
+    assert.equal(await relayEvents(q.deps, staged), 2_000);
+    assert.equal(new Set(await q.relayed(2_000)).size, 2_000);
+    assert.deepEqual(await q.outbox(), []);
+  } finally {
+    q.kv.close();
+  }
+});

@@ -93,20 +93,22 @@ export function newEvent(type: EventType, data: Record<string, unknown>, now: nu
   return { id: `evt_${newUlid(now)}`, type, created_at: new Date(now).toISOString(), data };
 }
 
+/** Delivery jobs, each with its estimated size in KV (bytes). */
+export interface PackedJobs {
+  jobs: WebhookDeliverJob[];
+  sizes: number[];
+}
+
 /** Splits deliveries into jobs no larger than the KV value limit allows. */
-export function packJobs(
-  teamId: string,
-  deliveries: Delivery[],
-  attempt: number,
-  dueAt: number,
-): { jobs: WebhookDeliverJob[]; bytes: number } {
+export function packJobs(teamId: string, deliveries: Delivery[], attempt: number, dueAt: number): PackedJobs {
   const jobs: WebhookDeliverJob[] = [];
+  const sizes: number[] = [];
   let current: Delivery[] = [];
   let size = 0;
-  let bytes = 0;
   const flush = () => {
     if (current.length > 0) {
       jobs.push({ type: WEBHOOK_JOB_TYPE, team_id: teamId, attempt, due_at: dueAt, deliveries: current });
+      sizes.push(size);
     }
     current = [];
     size = 0;
@@ -121,22 +123,37 @@ export function packJobs(
     if (size + length > MAX_JOB_BYTES) flush();
     current.push(delivery);
     size += length;
-    bytes += length;
   }
   flush();
-  return { jobs, bytes };
+  return { jobs, sizes };
 }
 
 /**
- * Enqueues delivery jobs through the group committer (so concurrent emitters share one KV commit).
- * The weight passed to the committer grows with the bytes, keeping a group under KV's size limit.
+ * Largest estimated size of the jobs one caller enqueues in one commit: KV refuses a commit whose
+ * mutations exceed 800 KiB, and a delivery pass of 2,000 messages makes about twice that in events.
  */
-export async function enqueueDeliveries(deps: Deps, jobs: WebhookDeliverJob[], bytes: number, delayMs = 0) {
-  if (jobs.length === 0) return;
-  const weight = Math.min(1000, jobs.length + Math.ceil(bytes / 1024));
-  await deps.committer.commit((op) => {
-    for (const job of jobs) op.enqueue(job, delayMs > 0 ? { delay: Math.round(delayMs) } : undefined);
-  }, weight);
+const MAX_COMMIT_BYTES = 512 * 1024;
+
+/**
+ * Enqueues delivery jobs through the group committer (so concurrent emitters share one KV commit),
+ * in commits of at most MAX_COMMIT_BYTES each. The weight passed to the committer grows with the
+ * bytes, keeping a group under KV's size limit.
+ */
+export async function enqueueDeliveries(deps: Deps, { jobs, sizes }: PackedJobs): Promise<void> {
+  const commits: { jobs: WebhookDeliverJob[]; bytes: number }[] = [];
+  jobs.forEach((job, i) => {
+    const last = commits.at(-1);
+    if (last && last.bytes + sizes[i] <= MAX_COMMIT_BYTES) {
+      last.jobs.push(job);
+      last.bytes += sizes[i];
+    } else commits.push({ jobs: [job], bytes: sizes[i] });
+  });
+  await Promise.all(commits.map(({ jobs, bytes }) => {
+    const weight = Math.min(1000, jobs.length + Math.ceil(bytes / 1024));
+    return deps.committer.commit((op) => {
+      for (const job of jobs) op.enqueue(job);
+    }, weight);
+  }));
 }
 
 /** An event as its emitter builds it (its envelope is made when it is staged: see event_outbox.ts). */
@@ -175,9 +192,7 @@ export function wanted(listeners: Listeners, teamId: string, type: string): bool
 }
 
 /** The delivery jobs of some events, and the events that go to at least one endpoint. */
-export interface EventJobs {
-  jobs: WebhookDeliverJob[];
-  bytes: number;
+export interface EventJobs extends PackedJobs {
   events: WebhookEvent[];
 }
 
@@ -209,8 +224,8 @@ export function countEmitted(events: WebhookEvent[]): void {
  */
 export async function enqueueEvents(deps: Deps, teamId: string, events: WebhookEvent[]): Promise<WebhookEvent[]> {
   if (events.length === 0) return [];
-  const { jobs, bytes, events: enqueued } = eventJobs(await listenersOf(deps, [teamId]), teamId, events, deps.now());
-  await enqueueDeliveries(deps, jobs, bytes);
+  const { events: enqueued, ...packed } = eventJobs(await listenersOf(deps, [teamId]), teamId, events, deps.now());
+  await enqueueDeliveries(deps, packed);
   countEmitted(enqueued);
   return enqueued;
 }
