@@ -2,7 +2,7 @@ import type { Db } from "../db.ts";
 import type { Deps } from "../deps.ts";
 import { relayEvents, stageEvents } from "../event_outbox.ts";
 import type { Counts } from "../sending/trigger_record.ts";
-import { listenersOf, triggerCompletedEvent } from "../webhook_events.ts";
+import { type CompletedTrigger, listenersOf, triggerCompletedEvent } from "../webhook_events.ts";
 
 /**
  * The triggers among `ids` not final yet whose executions are all finished and whose fan-outs are
@@ -18,17 +18,8 @@ async function finishedTriggers(db: Db, ids: string[]): Promise<{ id: string; te
       and not exists (select 1 from workflow_runs r where r.trigger_id = t.id and not r.fanout_done)`;
 }
 
-interface Completed {
-  id: string;
-  team_id: string;
-  trigger_type: string;
-  status: string;
-  total_contacts: number;
-  sent: number;
-  failed: number;
-  filtered: number;
-  completed_at: Date;
-}
+/** A workflow trigger that became final, as `trigger.completed` reports it. */
+type Completed = CompletedTrigger & { team_id: string };
 
 /**
  * What workflow triggers have delivered so far: `sent`, `failed` and `filtered` count their steps'
@@ -72,7 +63,7 @@ async function finish(db: Db, ids: string[], now: number, notes: Map<string, str
       completed_at = ${new Date(now)}, started_at = coalesce(t.started_at, ${new Date(now)})
     from c
     where t.id = c.id and t.status not in ('completed', 'failed')
-    returning t.id, t.team_id, t.trigger_type, t.status, t.total_contacts, t.sent, t.failed, t.filtered,
+    returning t.id, t.team_id, t.flow_type, t.trigger_type, t.status, t.total_contacts, t.sent, t.failed, t.filtered,
       t.completed_at`;
 }
 
@@ -96,7 +87,7 @@ export async function completeTriggers(
     const completed = await finish(tx, done.map((t) => t.id), now, notes);
     const events = completed.map((t) => ({
       team_id: t.team_id,
-      ...triggerCompletedEvent({ ...t, flow_type: "workflow" }),
+      ...triggerCompletedEvent(t),
     }));
     return await stageEvents(tx, listeners, events, now);
   });
