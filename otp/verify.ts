@@ -63,8 +63,6 @@ export async function verifyOtp(
   // An unknown token still looks up (and finds nothing under) a random session id of the team.
   const sessionId = known ? claims.sessionId : crypto.randomUUID();
   const key = kvKeys.otp.session(teamId, sessionId);
-  // Read on every path (cached), whatever the outcome: its timing tells nothing either.
-  const listeners = await listenersOf(deps, [teamId]);
   for (let round = 0; round < MAX_CONFLICTS; round++) {
     const entry = await deps.kv.get<OtpSession>(key);
     const session = known ? entry.value : null;
@@ -75,7 +73,8 @@ export async function verifyOtp(
     const events: WebhookEvent[] = [];
     if (next && isLocked(next) && !isLocked(entry.value!)) events.push(otpEvent("otp.locked", next, now));
     if (outcome.ok && outcome.newlyVerified) events.push(otpEvent("otp.verified", outcome.session, now));
-    const webhooks = eventJobs(listeners, teamId, events, now);
+    // A lock or a verify tells the team's webhooks, whose endpoints are read (cached) only then.
+    const webhooks = events.length > 0 ? eventJobs(await listenersOf(deps, [teamId]), teamId, events, now) : undefined;
     // Shares its commit with concurrent verifies of other sessions (group commit, one fsync).
     const committed = await checkedCommitter(deps.kv).commit([key, activeKey], (op) => {
       op.check(entry);
@@ -84,10 +83,10 @@ export async function verifyOtp(
       // Verified or locked: no longer one of the team's active sessions.
       if (isSessionVerified(next) || isLocked(next)) op.delete(activeKey);
       // Its webhook events commit with it: none is lost, none reports a change that did not happen.
-      for (const job of webhooks.jobs) op.enqueue(job);
+      for (const job of webhooks?.jobs ?? []) op.enqueue(job);
     });
     if (!committed) continue;
-    countEmitted(webhooks.events);
+    if (webhooks) countEmitted(webhooks.events);
     if (!outcome.ok) throw outcome.error;
     const contactId = outcome.newlyVerified && outcome.session.add_contact
       ? await addContact(deps, outcome.session)

@@ -72,9 +72,10 @@ export async function stageEvents(
 
 /**
  * Runs `change` and stages the events it reports (`eventsOf` its result) in the same transaction,
- * adding them to `staged`; a team none of whose endpoints wants `report.type` gets no transaction.
+ * adding them to `staged` for the caller to relay; a team none of whose endpoints wants
+ * `report.type` (as `listeners`, read before, knew them) gets no transaction.
  */
-export async function changeReporting<T>(
+export async function changeAndStage<T>(
   deps: Deps,
   listeners: Listeners,
   report: { team_id: string; type: EventType },
@@ -93,13 +94,13 @@ export async function changeReporting<T>(
 
 /**
  * Makes `change` in a transaction that also stages the events it reports (`eventsOf` its result,
- * which may write more in `tx`), then relays them; answers the change's result. For a change whose
- * team is known only once it is made (a provider's report on a message).
+ * which may write more in `tx`), then relays them; answers the change's result. The teams' endpoints
+ * are read within the transaction, and only when there are events.
  */
-export async function reportChange<T>(
+export async function changeAndReport<T>(
   deps: Deps,
   change: (tx: Db) => Promise<T>,
-  eventsOf: (result: T, tx: Db) => Promise<TeamEvent[]>,
+  eventsOf: (result: T, tx: Db) => TeamEvent[] | Promise<TeamEvent[]>,
 ): Promise<T> {
   const { result, staged } = await deps.sql.begin(async (tx) => {
     const result = await change(tx);
@@ -119,7 +120,11 @@ export async function reportChange<T>(
 export async function relayEvents(deps: Deps, staged: StagedEvent[]): Promise<number> {
   if (staged.length === 0) return 0;
   const byTeam = new Map<string, WebhookEvent[]>();
-  for (const s of staged) byTeam.set(s.team_id, [...byTeam.get(s.team_id) ?? [], s.event]);
+  for (const s of staged) {
+    const events = byTeam.get(s.team_id);
+    if (events) events.push(s.event);
+    else byTeam.set(s.team_id, [s.event]);
+  }
   const relayed: string[] = [];
   for (const [teamId, events] of byTeam) {
     try {

@@ -1,6 +1,6 @@
 import type { Db } from "../shared/db.ts";
 import { sendKeys } from "../shared/sending/keys.ts";
-import { relayEvents, stageEvents } from "../shared/event_outbox.ts";
+import { changeAndReport, changeAndStage, relayEvents, type StagedEvent } from "../shared/event_outbox.ts";
 import { finishExecutionRows, recordFinishedIn } from "../shared/sending/records.ts";
 import type { SendSpec } from "../shared/sending/spec.ts";
 import {
@@ -82,13 +82,12 @@ export async function completeSingles(
     const finished = new Map(spec.executions.map((e) => [e.id, counts.get(e.id) ?? zeroCounts()]));
     return finishExecutions({ ...newTriggerRecord(spec), started_at: startedAt }, finished, now);
   });
-  const listeners = await listenersOf(deps, specs.map((s) => s.team_id));
   // Postgres answers for them from now on (their pending pages in KV simply expire).
-  const staged = await deps.sql.begin(async (tx) => {
-    const final = await recordFinishedIn(tx, specs, records);
-    return await stageEvents(tx, listeners, records.filter((r) => final.has(r.id)).map(triggerRecordCompleted), now);
-  });
-  await relayEvents(deps, staged);
+  await changeAndReport(
+    deps,
+    (tx) => recordFinishedIn(tx, specs, records),
+    (final) => records.filter((r) => final.has(r.id)).map(triggerRecordCompleted),
+  );
 }
 
 /**
@@ -112,11 +111,15 @@ export async function maybeCompleteExecution(w: WorkerContext, triggerId: string
   await finishExecutionRows(deps.sql, [{ id: executionId, status: finalStatus(counts), counts, completed_at: now }]);
   // Postgres first: once the live record says completed, the stored trigger says so too. Only the
   // call that makes the trigger final stages its event, in the same transaction.
-  const staged = await deps.sql.begin(async (tx) => {
-    const final = await finishTriggersFromExecutions(tx, [triggerId], now);
-    const events = final.map((t) => ({ team_id: t.team_id, ...triggerCompletedEvent(t) }));
-    return await stageEvents(tx, listeners, events, now);
-  });
+  const staged: StagedEvent[] = [];
+  await changeAndStage(
+    deps,
+    listeners,
+    { team_id: state.value.team_id, type: "trigger.completed" },
+    (db) => finishTriggersFromExecutions(db, [triggerId], now),
+    (final) => final.map((t) => ({ team_id: t.team_id, ...triggerCompletedEvent(t) })),
+    staged,
+  );
   await updateTriggerRecord(deps.kv, triggerId, (record) => {
     const execution = record.executions.find((e) => e.id === executionId);
     if (!execution || execution.counts) return undefined;

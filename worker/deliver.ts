@@ -11,7 +11,7 @@ import { balancesChanged, charge, refund } from "../shared/wallet.ts";
 import { bulkRows } from "../shared/bulk.ts";
 import type { Prepared } from "./prepare.ts";
 import { messageEvent, type MessageOutcome } from "./events.ts";
-import { changeReporting, relayEvents, type StagedEvent, stageEvents } from "../shared/event_outbox.ts";
+import { changeAndStage, relayEvents, type StagedEvent, stageEvents } from "../shared/event_outbox.ts";
 import { type Listeners, listenersOf, listening } from "../shared/webhook_events.ts";
 import { type HandOverLog, sendAll, type ToSend } from "./handoff.ts";
 import { deleteDeviceTokens } from "./recipients.ts";
@@ -452,7 +452,7 @@ function handOverLog(deps: Deps, listeners: Listeners, staged: StagedEvent[]): H
           return recorded.length === 1;
         };
         // Recorded sent with its webhook event staged in the same transaction.
-        return await changeReporting(deps, listeners, event, markSent, (sent) => sent ? [event] : [], staged);
+        return await changeAndStage(deps, listeners, event, markSent, (sent) => sent ? [event] : [], staged);
       }
       if (outcome.temporary) await deps.sql`update messages set handed_at = null where id = ${t.message.id}`;
       return false;

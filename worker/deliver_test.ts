@@ -457,13 +457,17 @@ dbTest("a NUL character in a template variable is dropped: the whole merged batc
   }
 });
 
+/** Gives a team an active webhook endpoint for every event type. */
+async function listenToAll(deps: Deps, teamId: string): Promise<void> {
+  await deps.sql`insert into webhook_endpoints (team_id, url, secret) values (${teamId}, 'https://h.example.com', 'k')`;
+  invalidateEndpointCache(teamId);
+}
+
 dbTest("the webhook events of a pass that stops before it relays them reach the queue once, by the sweep", async () => {
   const deps = await testDeps();
   const { provider } = fakeProvider();
   const { team, spec, job } = await smsFanOut(deps, 3);
-  await deps
-    .sql`insert into webhook_endpoints (team_id, url, secret) values (${team.id}, 'https://h.example.com', 'k')`;
-  invalidateEndpointCache(team.id);
+  await listenToAll(deps, team.id);
   await runJob(createWorkerContext(stoppingBeforeWebhooks(withProvider(deps, provider))), job);
   const staged = async () => [
     ...await deps.sql<{ id: string; type: string; message_id: string | null }[]>`
@@ -490,5 +494,25 @@ dbTest("the webhook events of a pass that stops before it relays them reach the 
     assert.deepEqual(await staged(), []);
   } finally {
     kv.close();
+  }
+});
+
+dbTest("a message Twilio took is recorded sent with its message.sent staged in the same transaction", async () => {
+  const deps = await testDeps();
+  const twilio = twilioOnLoopback({});
+  await using _ = twilio.server;
+  const { team, spec, job } = await smsFanOut(deps, 2);
+  await listenToAll(deps, team.id);
+  await runJob(createWorkerContext(stoppingBeforeWebhooks(withProvider(deps, twilio.provider))), job);
+  const rows = await deps.sql<{ status: string; sid: string; staged: string | null }[]>`
+    select m.status, m.provider_message_id as sid, e.data->>'provider_message_id' as staged
+    from messages m
+    left join webhook_event_outbox e on e.type = 'message.sent' and e.data->>'message_id' = m.id
+    where m.trigger_id = ${spec.trigger_id}`;
+  assert.equal(rows.length, 2);
+  for (const row of rows) {
+    assert.equal(row.status, "sent");
+    assert.match(row.sid, /^SM[0-9a-f]{32}$/);
+    assert.equal(row.staged, row.sid, "the event carries Twilio's id, staged with the row");
   }
 });

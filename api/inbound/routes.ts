@@ -21,7 +21,7 @@ import { newRouter } from "../../shared/http/app.ts";
 import type { AppEnv } from "../../shared/http/env.ts";
 import { metrics } from "../../shared/metrics.ts";
 import type { Db } from "../../shared/db.ts";
-import { reportChange, type TeamEvent } from "../../shared/event_outbox.ts";
+import { changeAndReport, type TeamEvent } from "../../shared/event_outbox.ts";
 import { verifyWebhook } from "../../shared/webhook_signing.ts";
 import {
   type ChangedMessage,
@@ -141,26 +141,24 @@ export function inboundRoutes(deps: Deps) {
       const stop = STOP_WORDS.includes(keyword);
       if (stop || START_WORDS.includes(keyword)) {
         const phone = from.replace(/^whatsapp:/, "");
-        await reportChange(
+        await changeAndReport(
           deps,
           (tx) => setChannelSubscriptionByPhone(tx, teamId, phone, channel, !stop),
           (changed) =>
-            Promise.resolve(
-              stop
-                ? changed.map((contact) => ({
-                  team_id: teamId,
-                  type: "contact.unsubscribed" as const,
-                  data: {
-                    contact_id: contact.id,
-                    external_id: contact.external_id,
-                    channel,
-                    categories: ["transactional", "promotional"],
-                    source: "twilio",
-                    keyword,
-                  },
-                }))
-                : [],
-            ),
+            stop
+              ? changed.map((contact) => ({
+                team_id: teamId,
+                type: "contact.unsubscribed" as const,
+                data: {
+                  contact_id: contact.id,
+                  external_id: contact.external_id,
+                  channel,
+                  categories: ["transactional", "promotional"],
+                  source: "twilio",
+                  keyword,
+                },
+              }))
+              : [],
         );
       }
       return c.body(EMPTY_TWIML, 200, { "Content-Type": "text/xml" });
@@ -182,10 +180,10 @@ export function inboundRoutes(deps: Deps) {
       const sid = params.get("MessageSid");
       if (state && sid) {
         const code = params.get("ErrorCode");
-        await reportChange(
+        await changeAndReport(
           deps,
           (tx) => recordDeliveryState(tx, sid, state, code ? `Twilio error ${code}` : undefined),
-          (changed) => Promise.resolve(changed ? [messageEvent(changed)] : []),
+          (changed) => changed ? [messageEvent(changed)] : [],
         );
       }
       return c.body(null, 204);
@@ -224,7 +222,7 @@ export function inboundRoutes(deps: Deps) {
       if (state && event.data.email_id) {
         const reason = event.data.bounce?.message ?? event.data.failed?.reason;
         const emailId = event.data.email_id;
-        await reportChange(
+        await changeAndReport(
           deps,
           (tx) => recordDeliveryState(tx, emailId, state, reason),
           async (changed, tx) => changed ? await resendEvents(tx, changed) : [],

@@ -1,21 +1,21 @@
 import type { Db } from "../db.ts";
 import type { Deps } from "../deps.ts";
-import { relayEvents, stageEvents } from "../event_outbox.ts";
+import { changeAndReport } from "../event_outbox.ts";
 import type { Counts } from "../sending/trigger_record.ts";
-import { type CompletedTrigger, listenersOf, triggerCompletedEvent } from "../webhook_events.ts";
+import { type CompletedTrigger, triggerCompletedEvent } from "../webhook_events.ts";
 
 /**
  * The triggers among `ids` not final yet whose executions are all finished and whose fan-outs are
  * over (a final one is left out before its steps are counted: a redelivered job asks again).
  */
-async function finishedTriggers(db: Db, ids: string[]): Promise<{ id: string; team_id: string }[]> {
+async function finishedTriggers(db: Db, ids: string[]): Promise<string[]> {
   if (ids.length === 0) return [];
-  return await db<{ id: string; team_id: string }[]>`
-    select x.id, x.team_id from unnest(${ids}::uuid[]) as t(id)
-    join triggers x on x.id = t.id
-    where x.status not in ('completed', 'failed')
+  const rows = await db<{ id: string }[]>`
+    select t.id from unnest(${ids}::uuid[]) as t(id)
+    where exists (select 1 from triggers x where x.id = t.id and x.status not in ('completed', 'failed'))
       and not exists (select 1 from workflow_executions e where e.trigger_id = t.id and e.current_step is not null)
       and not exists (select 1 from workflow_runs r where r.trigger_id = t.id and not r.fanout_done)`;
+  return rows.map((r) => r.id);
 }
 
 /** A workflow trigger that became final, as `trigger.completed` reports it. */
@@ -80,16 +80,10 @@ export async function completeTriggers(
 ): Promise<void> {
   const done = await finishedTriggers(deps.sql, [...new Set(ids)]);
   if (done.length === 0) return;
-  const listeners = await listenersOf(deps, done.map((t) => t.team_id));
-  const now = deps.now();
   // Only the call that makes a trigger final stages its event, in the same transaction.
-  const staged = await deps.sql.begin(async (tx) => {
-    const completed = await finish(tx, done.map((t) => t.id), now, notes);
-    const events = completed.map((t) => ({
-      team_id: t.team_id,
-      ...triggerCompletedEvent(t),
-    }));
-    return await stageEvents(tx, listeners, events, now);
-  });
-  await relayEvents(deps, staged);
+  await changeAndReport(
+    deps,
+    (tx) => finish(tx, done, deps.now(), notes),
+    (completed) => completed.map((t) => ({ team_id: t.team_id, ...triggerCompletedEvent(t) })),
+  );
 }

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createService } from "../../main.ts";
 import { createContact } from "../../shared/contacts/queries.ts";
+import type { Deps } from "../../shared/deps.ts";
 import { EVENT_SWEEP_AGE_MS, sweepEventOutbox } from "../../shared/event_outbox.ts";
 import { KvCommitter } from "../../shared/kv.ts";
 import { upsertSegment } from "../../shared/segments.ts";
@@ -775,40 +776,55 @@ dbTest("a start with a test key goes to the outbox only and charges nothing", as
   assert.equal(details.totals.total_cost, 0);
 });
 
-dbTest("a finished execution emits workflow.completed, and its trigger trigger.completed, to webhooks", async () => {
-  const received: { type: string; data: Record<string, unknown> }[] = [];
+/**
+ * A team whose webhook endpoint is a receiver on loopback (`received`), on a queue of its own whose
+ * worker runs on `workerDeps(deps)`, with a one-step email workflow for event `eventType`, and a
+ * contact.
+ */
+async function webhookWorld(eventType: string, workerDeps: (deps: Deps) => Deps = (deps) => deps) {
+  const received: { id: string; type: string; data: Record<string, unknown> }[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
     received.push(JSON.parse(await req.text()));
     return new Response("ok");
   });
-  // A queue of its own whose worker may call a loopback receiver.
   const kv = await Deno.openKv(":memory:");
   const deps = { ...await testDeps({ WEBHOOK_ALLOW_PRIVATE: true }), kv, committer: new KvCommitter(kv) };
-  startWorker(deps);
+  const worker = startWorker(workerDeps(deps)).context;
   const app = createService(deps);
   const { team, keys } = await testTeam(deps);
-  const headers = { "X-API-Key": keys.live };
+  const headers = { "X-API-Key": keys.live, "X-Team-ID": team.id };
   await upsertTemplate(deps.sql, team.id, "email", "hello", { subject: "Hi", html: "<p>hi</p>" });
   const hook = await app.request(
     "/api/v1/webhooks",
     jsonRequest("POST", { url: `http://127.0.0.1:${server.addr.port}/h` }, headers),
   );
   assert.equal(hook.status, 201);
-  const wf = await (await app.request(
+  const wf: { id: string } = await (await app.request(
     "/api/v1/workflows",
-    jsonRequest("POST", {
-      name: "hooks",
-      event_type: "hooked",
-      steps: [step(1, "email", "hello")],
-    }, headers),
+    jsonRequest("POST", { name: eventType, event_type: eventType, steps: [step(1, "email", "hello")] }, headers),
   )).json();
   const contact = await createContact(deps.sql, team.id, { email: `h.${crypto.randomUUID()}@example.com` });
+  return {
+    received,
+    deps,
+    worker,
+    app,
+    team,
+    headers,
+    wf,
+    contact,
+    async close() {
+      await server.shutdown();
+      kv.close();
+    },
+  };
+}
+
+dbTest("a finished execution emits workflow.completed, and its trigger trigger.completed, to webhooks", async () => {
+  const { received, app, headers, wf, contact, close } = await webhookWorld("hooked");
   const res = await app.request(
     "/api/v1/events/send",
-    jsonRequest("POST", {
-      event_name: "hooked",
-      user_info: { email: contact.email },
-    }, { ...headers, "X-Team-ID": team.id }),
+    jsonRequest("POST", { event_name: "hooked", user_info: { email: contact.email } }, headers),
   );
   const { trigger_id } = await res.json();
   await until(() => Promise.resolve(received.some((e) => e.type === "trigger.completed")), "the webhooks");
@@ -822,40 +838,22 @@ dbTest("a finished execution emits workflow.completed, and its trigger trigger.c
   assert.equal(triggerEvent.data.trigger_id, trigger_id);
   assert.equal(triggerEvent.data.flow_type, "workflow");
   assert.deepEqual(triggerEvent.data.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
-  await server.shutdown();
-  kv.close();
+  await close();
 });
 
 dbTest("the events of a last step that stops before it relays them reach the webhooks once, by the sweep", async () => {
-  const received: { id: string; type: string; data: Record<string, unknown> }[] = [];
-  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
-    received.push(JSON.parse(await req.text()));
-    return new Response("ok");
-  });
-  const kv = await Deno.openKv(":memory:");
-  const deps = { ...await testDeps({ WEBHOOK_ALLOW_PRIVATE: true }), kv, committer: new KvCommitter(kv) };
   // The worker records every change, and stops each time before it hands the events over.
-  const worker = startWorker(stoppingBeforeWebhooks(deps)).context;
-  const app = createService(deps);
-  const { team, keys } = await testTeam(deps);
-  const headers = { "X-API-Key": keys.live };
-  await upsertTemplate(deps.sql, team.id, "email", "hello", { subject: "Hi", html: "<p>hi</p>" });
-  const hook = await app.request(
-    "/api/v1/webhooks",
-    jsonRequest("POST", { url: `http://127.0.0.1:${server.addr.port}/h` }, headers),
+  const { received, deps, worker, app, team, headers, wf, contact, close } = await webhookWorld(
+    "lost",
+    stoppingBeforeWebhooks,
   );
-  assert.equal(hook.status, 201);
-  const wf = await (await app.request(
-    "/api/v1/workflows",
-    jsonRequest("POST", { name: "lost", event_type: "lost", steps: [step(1, "email", "hello")] }, headers),
-  )).json();
-  const contact = await createContact(deps.sql, team.id, { email: `l.${crypto.randomUUID()}@example.com` });
   const answer = await (await app.request(
     "/api/v1/workflows/trigger",
-    jsonRequest("POST", { workflow_id: wf.id, recipient_type: "contact", contact_external_id: contact.external_id }, {
-      ...headers,
-      "X-Team-ID": team.id,
-    }),
+    jsonRequest(
+      "POST",
+      { workflow_id: wf.id, recipient_type: "contact", contact_external_id: contact.external_id },
+      headers,
+    ),
   )).json();
   const executionId: string = answer.execution_ids[0];
   const staged = async () => [
@@ -881,8 +879,7 @@ dbTest("the events of a last step that stops before it relays them reach the web
   assert.equal(await sweepEventOutbox(later), 0);
   await new Promise((r) => setTimeout(r, 500));
   assert.equal(received.length, 3);
-  await server.shutdown();
-  kv.close();
+  await close();
 });
 
 dbTest("an event sent right after a workflow is deactivated or created sees the change", async () => {

@@ -145,17 +145,20 @@ export async function executionsPast(
   db: Db,
   ids: string[],
   stepOrder: number,
-): Promise<{ ahead: StepGroup[]; finishedTriggers: string[] }> {
-  const [ahead, finished] = await Promise.all([
-    db<StepGroupRow[]>`
-      select workflow_id, current_step as step_order, next_run_at as due, array_agg(id) as ids from workflow_executions
-      where id = any(${ids}::uuid[]) and current_step > ${stepOrder}
-      group by workflow_id, current_step, next_run_at`,
-    db<{ trigger_id: string }[]>`
-      select distinct trigger_id from workflow_executions
-      where id = any(${ids}::uuid[]) and current_step is null and completed_at is not null`,
-  ]);
-  return { ahead: ahead.map(stepGroupOf), finishedTriggers: finished.map((r) => r.trigger_id) };
+): Promise<{ ahead: StepGroup[]; finishedTriggerIds: string[] }> {
+  const rows = await db<(Omit<StepGroupRow, "step_order"> & { step_order: number | null; trigger_ids: string[] })[]>`
+    select workflow_id, current_step as step_order, next_run_at as due, array_agg(id) as ids,
+      array_agg(distinct trigger_id) as trigger_ids
+    from workflow_executions
+    where id = any(${ids}::uuid[]) and (current_step > ${stepOrder} or current_step is null)
+    group by workflow_id, current_step, next_run_at`;
+  const ahead: StepGroup[] = [];
+  const finishedTriggerIds: string[] = [];
+  for (const r of rows) {
+    if (r.step_order === null) finishedTriggerIds.push(...r.trigger_ids);
+    else ahead.push(stepGroupOf({ ...r, step_order: r.step_order }));
+  }
+  return { ahead, finishedTriggerIds };
 }
 
 /** What one step did for one execution. */

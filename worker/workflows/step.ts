@@ -1,6 +1,6 @@
 import { log } from "../../shared/log.ts";
 import type { Db } from "../../shared/db.ts";
-import { changeReporting, relayEvents, type StagedEvent, type TeamEvent } from "../../shared/event_outbox.ts";
+import { changeAndStage, relayEvents, type StagedEvent, type TeamEvent } from "../../shared/event_outbox.ts";
 import { listenersOf } from "../../shared/webhook_events.ts";
 import type { Content, SendSpec } from "../../shared/sending/spec.ts";
 import { completeTriggers } from "../../shared/workflows/complete.ts";
@@ -47,9 +47,9 @@ export async function handleWorkflowStep(w: WorkerContext, job: WorkflowStepJob)
  * staged with the move (see moveOn): what the stop left, the outbox's sweep relays.
  */
 async function resume(w: WorkerContext, job: WorkflowStepJob): Promise<void> {
-  const { ahead, finishedTriggers } = await executionsPast(w.deps.sql, job.execution_ids, job.step_order);
+  const { ahead, finishedTriggerIds } = await executionsPast(w.deps.sql, job.execution_ids, job.step_order);
   await enqueueJobs(w.deps, groupJobs(ahead));
-  if (finishedTriggers.length > 0) await completeTriggers(w.deps, finishedTriggers);
+  if (finishedTriggerIds.length > 0) await completeTriggers(w.deps, finishedTriggerIds);
 }
 
 /** Runs the step for the claimed executions, start by start, delivering all their messages in one pass. */
@@ -127,7 +127,7 @@ async function moveOn(
       new Map((await advance(db, ids, stepOrder, undefined, now)).map((m) => [m.id, m.status]));
     const completed = (statuses: Map<string, string>) =>
       executions.filter((e) => statuses.has(e.id)).map((e) => executionCompleted(workflow, e, statuses.get(e.id)!));
-    const statuses = await changeReporting(deps, listeners, report, finish, completed, staged);
+    const statuses = await changeAndStage(deps, listeners, report, finish, completed, staged);
     for (const e of executions) if (statuses.has(e.id)) finishedTriggers.add(e.trigger_id);
   }
   if (finishedTriggers.size === 0) return;
