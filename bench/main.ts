@@ -153,6 +153,8 @@ async function main(): Promise<void> {
       OTP_IP_LIMIT_PER_HOUR: "0",
       OTP_RECIPIENT_LIMIT: "0",
       OTP_ACTIVE_SESSION_LIMIT: "0",
+      // The webhook fan-out's endpoint is on loopback, in the bench's own process.
+      WEBHOOK_ALLOW_PRIVATE: "1",
       ...options.serviceEnv,
     };
     const v8Flags = await startTaskV8Flags(root);

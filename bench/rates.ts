@@ -13,6 +13,8 @@ import { bulkContacts, freshTeam, prepareTeam, TEMPLATE_KEY, twoStepWorkflow, un
 /** Contacts of the fan-out (one email to each) and of the workflow run (one execution each). */
 export const FANOUT_CONTACTS = { full: 100_000, quick: 20_000 };
 export const WORKFLOW_CONTACTS = { full: 10_000, quick: 2_000 };
+/** Contacts of the fan-out whose team has a webhook endpoint subscribed to `message.sent`. */
+export const WEBHOOK_FANOUT_CONTACTS = { full: 20_000, quick: 5_000 };
 
 /** Creates a fresh team with templates and `count` contacts tagged `tag`; leaves it in `ctx.state[key]`. */
 async function teamWithContacts(ctx: BenchContext, label: string, count: number, tag: string): Promise<BenchContext> {
@@ -47,6 +49,31 @@ async function watchRss(ctx: BenchContext): Promise<() => Promise<string>> {
   };
 }
 
+/**
+ * A loopback webhook endpoint in the bench's own process (so its work is not the service's): answers
+ * 204 to every POST and counts the distinct event ids it received.
+ */
+function webhookReceiver(): { url: string; received: Set<string>; close: () => Promise<void> } {
+  const received = new Set<string>();
+  const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    // Read as a receiver that checks the signature would (a body left unread closes the connection).
+    await req.arrayBuffer();
+    const id = req.headers.get("webhook-id");
+    if (id) received.add(id);
+    return new Response(null, { status: 204 });
+  });
+  return { url: `http://127.0.0.1:${server.addr.port}/hook`, received, close: () => server.shutdown() };
+}
+
+/** Polls until `done()` holds (every 20 ms), or throws after `timeoutMs`. */
+async function until(done: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!done()) {
+    if (performance.now() > deadline) throw new Error(`${what}: not done after ${timeoutMs / 1000} s`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 const count = (ctx: BenchContext, counts: { full: number; quick: number }) => ctx.quick ? counts.quick : counts.full;
 
 /** Every rate scenario, in the order they run. */
@@ -76,6 +103,50 @@ export const RATE_SCENARIOS: RateScenario[] = [
       const note = `${await rss()}; sent ${sent}, failed ${failed}, filtered ${filtered}`;
       progress(`fan-out: ${total_contacts} recipients in ${seconds.toFixed(2)} s; ${note}`);
       return { count: total_contacts, seconds, errors: failed + Math.abs(wanted - total_contacts), note };
+    },
+  },
+  {
+    kind: "rate",
+    name: "fan-out with a message.sent webhook",
+    unit: "deliveries",
+    async setup(ctx) {
+      const team = await teamWithContacts(ctx, "hooked", count(ctx, WEBHOOK_FANOUT_CONTACTS), "hooked");
+      const receiver = webhookReceiver();
+      await call(team, {
+        method: "POST",
+        path: "/api/v1/webhooks",
+        headers: withKey(team),
+        body: { url: receiver.url, events: ["message.sent"] },
+      });
+      team.state.receiver = receiver;
+      ctx.state.hookedTeam = team;
+    },
+    async run(ctx) {
+      const team = ctx.state.hookedTeam as BenchContext;
+      const receiver = team.state.receiver as ReturnType<typeof webhookReceiver>;
+      const rss = await watchRss(ctx);
+      const started = performance.now();
+      try {
+        const accepted = await call<{ trigger_id: string }>(team, {
+          method: "POST",
+          path: "/api/v1/messages/send",
+          headers: withKey(team),
+          body: { recipient_type: "tag", tags: ["hooked"], template_key: TEMPLATE_KEY, variables: { name: "h" } },
+        });
+        const view = await untilDone(team, accepted.trigger_id, 600_000);
+        const seconds = (performance.now() - started) / 1000;
+        const { total_contacts, sent, failed, filtered } = view.summary;
+        await until(() => receiver.received.size >= sent, 600_000, "message.sent events");
+        const eventSeconds = (performance.now() - started) / 1000;
+        const events = `${receiver.received.size} message.sent events in ${eventSeconds.toFixed(2)} s ` +
+          `(${Math.round(receiver.received.size / eventSeconds).toLocaleString("en-US")}/s)`;
+        const note = `${events}; ${await rss()}; sent ${sent}, failed ${failed}, filtered ${filtered}`;
+        progress(`fan-out with a webhook: ${total_contacts} recipients in ${seconds.toFixed(2)} s; ${note}`);
+        const wanted = count(ctx, WEBHOOK_FANOUT_CONTACTS);
+        return { count: total_contacts, seconds, errors: failed + Math.abs(wanted - total_contacts), note };
+      } finally {
+        await receiver.close();
+      }
     },
   },
   {
