@@ -32,6 +32,21 @@ export function newWebhookSecret(): string {
   return `whsec_${toBase64(crypto.getRandomValues(new Uint8Array(32)))}`;
 }
 
+/** Signing keys by secret: importing one cost about as much again as the signature it served (41 µs of 85 in a profile). */
+const signingKeys = new Map<string, Promise<CryptoKey>>();
+/** Secrets whose signing key is kept at most (a worker signs for the endpoints of many teams). */
+const SIGNING_KEYS_KEPT = 1_000;
+
+function signingKey(secret: string): Promise<CryptoKey> {
+  let key = signingKeys.get(secret);
+  if (!key) {
+    if (signingKeys.size >= SIGNING_KEYS_KEPT) signingKeys.delete(signingKeys.keys().next().value!);
+    key = hmacKey(secret, "sign");
+    signingKeys.set(secret, key);
+  }
+  return key;
+}
+
 async function hmacKey(secret: string, usage: "sign" | "verify"): Promise<CryptoKey> {
   const bytes = fromBase64(secret.startsWith("whsec_") ? secret.slice("whsec_".length) : secret);
   if (!bytes || bytes.length === 0) throw new Error("Cannot use webhook secret: not base64");
@@ -44,7 +59,7 @@ function signedContent(id: string, timestamp: number | string, body: string): Ui
 
 /** The `v1,<base64>` signature of one message with one secret. */
 export async function signWebhook(secret: string, id: string, timestamp: number, body: string): Promise<string> {
-  const mac = await crypto.subtle.sign("HMAC", await hmacKey(secret, "sign"), signedContent(id, timestamp, body));
+  const mac = await crypto.subtle.sign("HMAC", await signingKey(secret), signedContent(id, timestamp, body));
   return `v1,${toBase64(new Uint8Array(mac))}`;
 }
 

@@ -84,3 +84,15 @@ Deno.test("verifyWebhook() reads Svix headers and refuses a tampered body, a wro
   });
   assert.equal(await verifyWebhook(secret, garbage, body), false);
 });
+
+Deno.test("signWebhook() keeps each secret's key apart, and a secret it cannot use fails every time", async () => {
+  // Signed again and alternated: a kept key must be the key of its own secret.
+  for (let round = 0; round < 2; round++) {
+    assert.equal(await signWebhook(VECTOR.secret, VECTOR.id, VECTOR.timestamp, VECTOR.body), VECTOR.signature);
+    const other = await signWebhook(newWebhookSecret(), VECTOR.id, VECTOR.timestamp, VECTOR.body);
+    assert.notEqual(other, VECTOR.signature);
+  }
+  for (let round = 0; round < 2; round++) {
+    await assert.rejects(signWebhook("whsec_", "msg_1", 1, "{}"), /Cannot use webhook secret: not base64/);
+  }
+});

@@ -21,3 +21,36 @@ export class Limiter {
     }
   }
 }
+
+/**
+ * One {@linkcode Limiter} a key (an endpoint, say): at most `size` tasks of a key run at once, whatever
+ * the number of callers. A key's limiter is dropped once nothing of it runs or waits.
+ */
+export class KeyedLimiter {
+  #size: number;
+  #limiters = new Map<string, { limiter: Limiter; users: number }>();
+
+  constructor(size: number) {
+    this.#size = size;
+  }
+
+  /** Runs `task` once a place of `key` is free. */
+  async run<T>(key: string, task: () => Promise<T>): Promise<T> {
+    let entry = this.#limiters.get(key);
+    if (!entry) {
+      entry = { limiter: new Limiter(this.#size), users: 0 };
+      this.#limiters.set(key, entry);
+    }
+    entry.users++;
+    try {
+      return await entry.limiter.run(task);
+    } finally {
+      if (--entry.users === 0) this.#limiters.delete(key);
+    }
+  }
+
+  /** Keys with a task running or waiting. */
+  get keys(): number {
+    return this.#limiters.size;
+  }
+}

@@ -5,6 +5,7 @@
  */
 import type { Deps } from "../shared/deps.ts";
 import { Batcher } from "../shared/batcher.ts";
+import { KeyedLimiter } from "./limiter.ts";
 import { kvKeys } from "../shared/kv.ts";
 import { log } from "../shared/log.ts";
 import { newUlid } from "../shared/sending/ids.ts";
@@ -25,8 +26,13 @@ export const RETRY_CAP_MS = 8 * 60 * 60 * 1000;
 /** Attempt ids: ulids that keep increasing within a millisecond, so "newest first" is exact. */
 const attemptId = newUlid;
 
-/** Deliveries of one job in flight at once. */
-const CONCURRENCY = 16;
+/**
+ * Deliveries to one endpoint in flight at once, over every job of this process. A fan-out's events
+ * fill hundreds of jobs that the queue hands over together: bounded per job only, a send to 20,000
+ * contacts opened about 700 connections to the customer's server at once.
+ */
+export const ENDPOINT_CONCURRENCY = 16;
+const endpointSlots = new KeyedLimiter(ENDPOINT_CONCURRENCY);
 
 /**
  * The wait before the next attempt after `failedAttempt` (1-based) failed, or undefined when that was
@@ -61,7 +67,12 @@ interface Outcome {
   latencyMs: number;
 }
 
-async function attempt(deps: Deps, endpoint: EndpointRow, delivery: Delivery): Promise<Outcome> {
+async function attempt(
+  deps: Deps,
+  endpoint: EndpointRow,
+  delivery: Delivery,
+  refusalOf: (url: string) => Promise<string | undefined>,
+): Promise<Outcome> {
   const started = performance.now();
   const startedAt = deps.now();
   const result = (status: Outcome["status"], responseStatus: number | null, error: string | null): Outcome => ({
@@ -74,7 +85,7 @@ async function attempt(deps: Deps, endpoint: EndpointRow, delivery: Delivery): P
     error,
     latencyMs: Math.round(performance.now() - started),
   });
-  const refusal = await urlRefusal(endpoint.url, { allowPrivate: deps.config.WEBHOOK_ALLOW_PRIVATE });
+  const refusal = await refusalOf(endpoint.url);
   if (refusal) return result("failed", null, `Refused: ${refusal}`);
   const body = JSON.stringify(delivery.event);
   const now = deps.now();
@@ -106,19 +117,6 @@ async function attempt(deps: Deps, endpoint: EndpointRow, delivery: Delivery): P
   }
 }
 
-async function inPool<T, R>(items: T[], size: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await fn(items[i]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(size, items.length) }, worker));
-  return results;
-}
-
 /**
  * Handles one `webhook-deliver` job. Deliveries already recorded as succeeded (a redelivered job)
  * and deliveries to deleted or disabled endpoints are skipped.
@@ -146,10 +144,32 @@ export async function deliverWebhooks(deps: Deps, job: WebhookDeliverJob): Promi
 
   // The wait before this job's retries (jitter drawn once); each failure waits from its own end.
   const delay = retryDelayMs(job.attempt, deps.config.WEBHOOK_RETRY_SCALE);
-  // Attempts are recorded, and their retries enqueued, as they end (those ending together share the
-  // writes): a slow endpoint holds back no other endpoint's retry.
+  // Attempts are recorded, and their retries enqueued, as they end (those ending meanwhile share the
+  // writes): a slow endpoint holds back no other endpoint's retry. A delivery's next attempt does not
+  // wait for the last one's record: the records' commits wait their turn behind the database's other
+  // work (a fan-out's), and waiting for each would hold the job to a few attempts a commit.
   const recorder = new Batcher<Outcome>((outcomes) => record(deps, job, outcomes, delay), { maxWeight: 500 });
-  await inPool(due, CONCURRENCY, async (d) => recorder.add(await attempt(deps, byId.get(d.endpoint_id)!, d)));
+  const records: Promise<void>[] = [];
+  let recordFailure: { error: unknown } | undefined;
+  // An endpoint's URL is checked (its name resolved) once a job, not once an event.
+  const refusals = new Map<string, Promise<string | undefined>>();
+  const refusalOf = (url: string) => {
+    let refusal = refusals.get(url);
+    if (!refusal) {
+      refusal = urlRefusal(url, { allowPrivate: deps.config.WEBHOOK_ALLOW_PRIVATE });
+      refusals.set(url, refusal);
+    }
+    return refusal;
+  };
+  await Promise.all(due.map((d) =>
+    endpointSlots.run(d.endpoint_id, async () => {
+      const outcome = await attempt(deps, byId.get(d.endpoint_id)!, d, refusalOf);
+      records.push(recorder.add(outcome).catch((error) => void (recordFailure ??= { error })));
+    })
+  ));
+  await Promise.all(records);
+  // The job runs again (the queue redelivers it); what was recorded as succeeded is skipped then.
+  if (recordFailure) throw recordFailure.error;
 }
 
 /** Records attempts that ended, disables the endpoints that answered 410, and enqueues the retries. */

@@ -7,7 +7,7 @@ import { metrics } from "../shared/metrics.ts";
 import { dbTest, jsonRequest, testDeps, testTeam } from "../shared/testing.ts";
 import { enqueueEvents, type EventType, newEvent } from "../shared/webhook_events.ts";
 import { startWorker } from "./queue.ts";
-import { deliverWebhooks, MAX_ATTEMPTS, retryDelayMs, WebhookDeliverJob } from "./webhooks.ts";
+import { deliverWebhooks, ENDPOINT_CONCURRENCY, MAX_ATTEMPTS, retryDelayMs, WebhookDeliverJob } from "./webhooks.ts";
 
 /** Enqueues one event of a team; the envelope, or undefined when no endpoint wants it. */
 async function emitEvent(deps: Deps, teamId: string, type: EventType, data: Record<string, unknown>) {
@@ -30,7 +30,17 @@ interface Received {
 function startReceiver(script: number[], options: { delayMs?: number } = {}) {
   const received: Received[] = [];
   let secret = "";
+  // Requests being answered now, and the most at once.
+  const inFlight = { now: 0, most: 0 };
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, async (req) => {
+    inFlight.most = Math.max(inFlight.most, ++inFlight.now);
+    try {
+      return await answer(req);
+    } finally {
+      inFlight.now--;
+    }
+  });
+  const answer = async (req: Request) => {
     const body = await req.text();
     let verified = false;
     try {
@@ -51,10 +61,11 @@ function startReceiver(script: number[], options: { delayMs?: number } = {}) {
     if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
     const status = script[Math.min(received.length - 1, script.length - 1)];
     return new Response(status === 204 ? null : "ok", { status });
-  });
+  };
   return {
     url: `http://127.0.0.1:${server.addr.port}/hooks`,
     received,
+    inFlight,
     setSecret(value: string) {
       secret = value;
     },
@@ -244,15 +255,76 @@ dbTest("delivery refuses a loopback target when private targets are not allowed,
   }
 });
 
-/** The first-attempt job of one new `message.sent` event to one endpoint. */
-function firstAttempt(teamId: string, endpointId: string): WebhookDeliverJob {
+/** The first-attempt job of `count` new `message.sent` events to each of the endpoints. */
+function firstAttempt(teamId: string, endpointIds: string | string[], count = 1): WebhookDeliverJob {
+  const events = Array.from({ length: count }, (_, i) => newEvent("message.sent", { message_id: `m${i}` }, Date.now()));
   return WebhookDeliverJob.parse({
     type: "webhook-deliver",
     team_id: teamId,
     attempt: 1,
-    deliveries: [{ endpoint_id: endpointId, event: newEvent("message.sent", { message_id: "m" }, Date.now()) }],
+    deliveries: [endpointIds].flat().flatMap((endpoint_id) => events.map((event) => ({ endpoint_id, event }))),
   });
 }
+
+dbTest("jobs running at once keep to ENDPOINT_CONCURRENCY requests in flight to one endpoint", async () => {
+  const s = await setup();
+  const receiver = startReceiver([204], { delayMs: 50 });
+  try {
+    const endpoint = await s.register(receiver.url);
+    // Three jobs of 20 events each, as the queue hands over a fan-out's jobs together.
+    const jobs = Array.from({ length: 3 }, () => firstAttempt(s.team.id, endpoint.id, 20));
+    await Promise.all(jobs.map((job) => deliverWebhooks(s.deps, job)));
+    assert.equal(receiver.received.length, 60);
+    assert.equal(receiver.inFlight.most, ENDPOINT_CONCURRENCY);
+    const [{ n }] = await s.deps.sql<{ n: number }[]>`
+      select count(*)::int as n from webhook_attempts where endpoint_id = ${endpoint.id} and status = 'succeeded'`;
+    assert.equal(n, 60);
+  } finally {
+    await receiver.close();
+    s.close();
+  }
+});
+
+dbTest("a slow endpoint's backlog does not hold back another endpoint's deliveries", async () => {
+  const s = await setup();
+  const slow = startReceiver([204], { delayMs: 200 });
+  const fast = startReceiver([204]);
+  try {
+    const [slowEndpoint, fastEndpoint] = [await s.register(slow.url), await s.register(fast.url)];
+    // Forty events to the slow endpoint take about three rounds of ENDPOINT_CONCURRENCY there.
+    const job = firstAttempt(s.team.id, [slowEndpoint.id, fastEndpoint.id], 40);
+    await deliverWebhooks(s.deps, job);
+    assert.equal(fast.received.length, 40);
+    assert.equal(slow.received.length, 40);
+    // Every delivery to the fast endpoint was in before the slow endpoint's last round began.
+    const lastFast = Math.max(...fast.received.map((r) => r.at));
+    const slowRounds = slow.received.map((r) => r.at).sort((a, b) => a - b);
+    assert.ok(lastFast < slowRounds[2 * ENDPOINT_CONCURRENCY]);
+  } finally {
+    await slow.close();
+    await fast.close();
+    s.close();
+  }
+});
+
+dbTest("a job whose attempts cannot be recorded fails (the queue runs it again) after its requests", async () => {
+  const s = await setup();
+  const receiver = startReceiver([204]);
+  try {
+    const endpoint = await s.register(receiver.url);
+    // The attempts' transaction fails; the job's reads still work.
+    const sql = new Proxy(s.deps.sql, {
+      get: (target, key) =>
+        key === "begin" ? () => Promise.reject(new Error("database gone")) : Reflect.get(target, key),
+    });
+    await assert.rejects(deliverWebhooks({ ...s.deps, sql }, firstAttempt(s.team.id, endpoint.id, 3)), /database gone/);
+    assert.equal(receiver.received.length, 3);
+    assert.deepEqual(await s.attempts(endpoint.id), []);
+  } finally {
+    await receiver.close();
+    s.close();
+  }
+});
 
 dbTest("a redelivered job does not POST again to an endpoint that already succeeded", async () => {
   const s = await setup();
