@@ -63,6 +63,7 @@ const ConfigSchema = z.object({
   WEBHOOK_ALLOW_PRIVATE: bool.default(false),
   WEBHOOK_RETRY_SCALE: num(1),
   WEBHOOK_TIMEOUT_MS: int(10_000),
+  WEBHOOK_SLOT_WAIT_MS: int(2_000),
   /** Signing secret (`whsec_…`) of the Resend webhook that posts to /api/v1/inbound/resend. */
   RESEND_WEBHOOK_SECRET: z.string().optional(),
   /**

@@ -204,7 +204,7 @@ export const metrics = {
   ),
   webhookDeliveries: registry.counter(
     "webhook_deliveries_total",
-    "Outbound webhook attempts, by outcome (succeeded, failed, gone, refused, skipped).",
+    "Outbound webhook attempts, by outcome (succeeded, failed, gone, refused, skipped, deferred).",
     ["outcome"],
   ),
   webhookLatency: registry.histogram("webhook_delivery_duration_seconds", "Time a webhook endpoint took to answer."),

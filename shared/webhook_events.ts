@@ -51,6 +51,8 @@ export const WebhookDeliverJob = z.object({
   attempt: z.number().int().min(1),
   /** Milliseconds since the epoch when the job was due (for queue lag). */
   due_at: z.number().optional(),
+  /** How many times this attempt was put off because its endpoint had no free place (see worker/webhooks.ts). */
+  deferrals: z.number().int().min(0).optional(),
   deliveries: z.array(z.object({ endpoint_id: z.string(), event: WebhookEventSchema })).min(1),
 });
 

@@ -10,18 +10,26 @@ function counted(counter: { now: number; most: number }, release: Promise<void>)
   };
 }
 
+/** A promise and the function that resolves it. */
+function gate(): { open: () => void; opened: Promise<void> } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { open, opened };
+}
+
+const tick = () => new Promise((r) => setTimeout(r, 0));
+
 Deno.test("Limiter runs at most its size at once, the waiting ones in the order they came", async () => {
   const limiter = new Limiter(2);
   const counter = { now: 0, most: 0 };
   const order: number[] = [];
-  let open!: () => void;
-  const release = new Promise<void>((resolve) => (open = resolve));
+  const { open, opened } = gate();
   const runs = Array.from({ length: 5 }, (_, i) =>
     limiter.run(async () => {
       order.push(i);
-      await counted(counter, release)();
+      await counted(counter, opened)();
     }));
-  await new Promise((r) => setTimeout(r, 0));
+  await tick();
   assert.deepEqual(order, [0, 1]);
   open();
   await Promise.all(runs);
@@ -29,29 +37,49 @@ Deno.test("Limiter runs at most its size at once, the waiting ones in the order 
   assert.equal(counter.most, 2);
 });
 
+Deno.test("Limiter.acquire() gives up after maxWaitMs, and a place freed later goes to the next still waiting", async () => {
+  const limiter = new Limiter(1);
+  assert.equal(await limiter.acquire(), true);
+  assert.equal(await limiter.acquire(0), false);
+  const impatient = limiter.acquire(10);
+  const patient = limiter.acquire();
+  assert.equal(await impatient, false);
+  limiter.release();
+  assert.equal(await patient, true);
+  limiter.release();
+  // Every place is free again: as many as the size, at once.
+  assert.equal(await limiter.acquire(0), true);
+});
+
 Deno.test("KeyedLimiter bounds each key on its own and forgets a key once it is idle", async () => {
   const limiter = new KeyedLimiter(3);
   const [a, b] = [{ now: 0, most: 0 }, { now: 0, most: 0 }];
-  let open!: () => void;
-  const release = new Promise<void>((resolve) => (open = resolve));
+  const { open, opened } = gate();
   const runs = [
-    ...Array.from({ length: 10 }, () => limiter.run("a", counted(a, release))),
-    ...Array.from({ length: 2 }, () => limiter.run("b", counted(b, release))),
+    ...Array.from({ length: 10 }, () => limiter.tryRun("a", Infinity, counted(a, opened))),
+    ...Array.from({ length: 2 }, () => limiter.tryRun("b", Infinity, counted(b, opened))),
   ];
-  await new Promise((r) => setTimeout(r, 0));
+  await tick();
   // Key b's tasks run although key a has seven waiting.
   assert.deepEqual([a.now, b.now], [3, 2]);
   assert.equal(limiter.keys, 2);
   open();
-  await Promise.all(runs);
+  assert.deepEqual(await Promise.all(runs), Array(12).fill(true));
   assert.deepEqual([a.most, b.most], [3, 2]);
   assert.equal(limiter.keys, 0);
 });
 
-Deno.test("KeyedLimiter passes on a task's result and its error, and frees the place after an error", async () => {
+Deno.test("KeyedLimiter.tryRun() answers false without running the task when no place frees up in time", async () => {
   const limiter = new KeyedLimiter(1);
-  assert.equal(await limiter.run("k", () => Promise.resolve(42)), 42);
-  await assert.rejects(limiter.run("k", () => Promise.reject(new Error("boom"))), /boom/);
-  assert.equal(await limiter.run("k", () => Promise.resolve("after")), "after");
+  const { open, opened } = gate();
+  const holder = limiter.tryRun("k", 0, () => opened);
+  let ran = false;
+  assert.equal(await limiter.tryRun("k", 20, () => Promise.resolve(void (ran = true))), false);
+  assert.equal(ran, false);
+  open();
+  assert.equal(await holder, true);
+  await assert.rejects(limiter.tryRun("k", 0, () => Promise.reject(new Error("boom"))), /boom/);
+  // The failed task gave its place back.
+  assert.equal(await limiter.tryRun("k", 0, () => Promise.resolve()), true);
   assert.equal(limiter.keys, 0);
 });

@@ -35,6 +35,15 @@ export const ENDPOINT_CONCURRENCY = 16;
 const endpointSlots = new KeyedLimiter(ENDPOINT_CONCURRENCY);
 
 /**
+ * The first wait of a delivery put off for want of a place at its endpoint (WEBHOOK_SLOT_WAIT_MS);
+ * it doubles with each further deferral, up to DEFER_CAP_MS. A job does not wait longer in the
+ * process: the KV queue runs at most 100 messages at once, and jobs queued behind a slow endpoint
+ * would hold all of them, every other job of the service waiting.
+ */
+export const DEFER_BASE_MS = 1_000;
+export const DEFER_CAP_MS = 30_000;
+
+/**
  * The wait before the next attempt after `failedAttempt` (1-based) failed, or undefined when that was
  * the last. Jitter only lengthens a wait, so the schedule never ends before 24 hours (at scale 1).
  */
@@ -161,15 +170,35 @@ export async function deliverWebhooks(deps: Deps, job: WebhookDeliverJob): Promi
     }
     return refusal;
   };
-  await Promise.all(due.map((d) =>
-    endpointSlots.run(d.endpoint_id, async () => {
+  const deferred: Delivery[] = [];
+  await Promise.all(due.map(async (d) => {
+    const ran = await endpointSlots.tryRun(d.endpoint_id, deps.config.WEBHOOK_SLOT_WAIT_MS, async () => {
       const outcome = await attempt(deps, byId.get(d.endpoint_id)!, d, refusalOf);
       records.push(recorder.add(outcome).catch((error) => void (recordFailure ??= { error })));
-    })
-  ));
+    });
+    if (!ran) deferred.push(d);
+  }));
   await Promise.all(records);
   // The job runs again (the queue redelivers it); what was recorded as succeeded is skipped then.
   if (recordFailure) throw recordFailure.error;
+  if (deferred.length > 0) await deferDeliveries(deps, job, deferred);
+}
+
+/**
+ * Enqueues the deliveries that found no place at their endpoint again, as the same attempt, a little
+ * later: once per (event, endpoint, attempt, deferral), as retries are.
+ */
+async function deferDeliveries(deps: Deps, job: WebhookDeliverJob, deliveries: Delivery[]): Promise<void> {
+  const deferrals = (job.deferrals ?? 0) + 1;
+  const wait = Math.min(DEFER_CAP_MS, DEFER_BASE_MS * 2 ** (deferrals - 1)) * (1 + 0.25 * Math.random());
+  const due = deps.now() + wait;
+  metrics.webhookDeliveries.inc({ outcome: "deferred" }, deliveries.length);
+  await enqueueOnce(
+    deps,
+    { team_id: job.team_id, attempt: job.attempt, deferrals },
+    deliveries.map((delivery) => ({ delivery, due })),
+    (d) => kvKeys.webhookDeferral(d.event.id, d.endpoint_id, job.attempt, deferrals),
+  );
 }
 
 /** Records attempts that ended, disables the endpoints that answered 410, and enqueues the retries. */
@@ -225,25 +254,31 @@ async function record(deps: Deps, job: WebhookDeliverJob, outcomes: Outcome[], d
     const due = retryAt(o);
     return due === null ? [] : [{ delivery: o.delivery, due }];
   });
-  if (retries.length > 0) await enqueueRetries(deps, job.team_id, job.attempt + 1, retries);
+  if (retries.length > 0) {
+    await enqueueOnce(
+      deps,
+      { team_id: job.team_id, attempt: job.attempt + 1 },
+      retries,
+      (d) => kvKeys.webhookRetry(d.event.id, d.endpoint_id, job.attempt + 1),
+    );
+  }
 }
 
 /** Deliveries of one retry job at most: each carries a KV check, and a commit takes 100 checks. */
 const RETRIES_PER_JOB = 50;
 
 /**
- * Enqueues the next attempt of each failed delivery, once per (event, endpoint, attempt): each
- * enqueue commits a KV key beside it that no later run of the same job gets past. The Deno KV queue
- * delivers at least once, and a job run twice would otherwise double every retry after it.
+ * Enqueues deliveries (a retry's next attempt, or an attempt put off) once per `key`: each enqueue
+ * commits the keys of its deliveries beside it, and no later run of the same job gets past them. The
+ * Deno KV queue delivers at least once, and a job run twice would otherwise double every retry after it.
  */
-async function enqueueRetries(
+async function enqueueOnce(
   deps: Deps,
-  teamId: string,
-  attempt: number,
+  next: { team_id: string; attempt: number; deferrals?: number },
   retries: { delivery: Delivery; due: number }[],
+  key: (d: Delivery) => Deno.KvKey,
 ): Promise<void> {
-  const key = (d: Delivery) => kvKeys.webhookRetry(d.event.id, d.endpoint_id, attempt);
-  // Retries due within a second of each other share a job, due when the last of them is.
+  // Deliveries due within a second of each other share a job, due when the last of them is.
   const groups: { due: number; deliveries: Delivery[] }[] = [];
   for (const r of [...retries].sort((a, b) => a.due - b.due)) {
     const last = groups.at(-1);
@@ -254,8 +289,9 @@ async function enqueueRetries(
   }
   for (const { due, deliveries } of groups) {
     for (let i = 0; i < deliveries.length; i += RETRIES_PER_JOB) {
-      const { jobs } = packJobs(teamId, deliveries.slice(i, i + RETRIES_PER_JOB), attempt, due);
-      for (const retryJob of jobs) {
+      const { jobs } = packJobs(next.team_id, deliveries.slice(i, i + RETRIES_PER_JOB), next.attempt, due);
+      for (const packed of jobs) {
+        const retryJob = next.deferrals ? { ...packed, deferrals: next.deferrals } : packed;
         if (await commitRetry(deps, retryJob, key, due)) continue;
         // Another run of the job enqueued some of them already: the rest one by one.
         for (const d of retryJob.deliveries) await commitRetry(deps, { ...retryJob, deliveries: [d] }, key, due);

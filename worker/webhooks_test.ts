@@ -307,6 +307,63 @@ dbTest("a slow endpoint's backlog does not hold back another endpoint's deliveri
   }
 });
 
+/** How many times each event id reached the receiver. */
+function arrivals(receiver: { received: Received[] }): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const r of receiver.received) {
+    const id = r.headers.get("webhook-id")!;
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+}
+
+dbTest(
+  "jobs behind a busy endpoint put their deliveries off instead of waiting, and each event arrives once",
+  async () => {
+    const s = await setup({ WEBHOOK_SLOT_WAIT_MS: 50 });
+    const receiver = startReceiver([204], { delayMs: 100 });
+    try {
+      const endpoint = await s.register(receiver.url);
+      const deferredBefore = metrics.webhookDeliveries.get({ outcome: "deferred" });
+      const jobs = Array.from({ length: 3 }, () => firstAttempt(s.team.id, endpoint.id, 20));
+      // Each job ends once its own deliveries are made or put off; the queue runs what was put off.
+      await Promise.all(jobs.map((job) => deliverWebhooks(s.deps, job)));
+      assert.ok(metrics.webhookDeliveries.get({ outcome: "deferred" }) > deferredBefore);
+      await waitFor(() => arrivals(receiver).size === 60, 20_000);
+      await new Promise((r) => setTimeout(r, 300));
+      assert.deepEqual([...new Set(arrivals(receiver).values())], [1]);
+      assert.ok(receiver.inFlight.most <= ENDPOINT_CONCURRENCY);
+      const [{ n }] = await s.deps.sql<{ n: number }[]>`
+      select count(*)::int as n from webhook_attempts where endpoint_id = ${endpoint.id} and status = 'succeeded'`;
+      assert.equal(n, 60);
+    } finally {
+      await receiver.close();
+      s.close();
+    }
+  },
+);
+
+dbTest("a job the queue runs twice puts its deliveries off once: each event still arrives once", async () => {
+  const s = await setup({ WEBHOOK_SLOT_WAIT_MS: 50 });
+  const receiver = startReceiver([204], { delayMs: 400 });
+  try {
+    const endpoint = await s.register(receiver.url);
+    // A job that takes every place at the endpoint for 400 ms.
+    const blocker = deliverWebhooks(s.deps, firstAttempt(s.team.id, endpoint.id, ENDPOINT_CONCURRENCY));
+    await waitFor(() => receiver.inFlight.now === ENDPOINT_CONCURRENCY);
+    const job = firstAttempt(s.team.id, endpoint.id, 5);
+    await Promise.all([deliverWebhooks(s.deps, job), deliverWebhooks(s.deps, job)]);
+    await blocker;
+    const ids = job.deliveries.map((d) => d.event.id);
+    await waitFor(() => ids.every((id) => arrivals(receiver).has(id)), 20_000);
+    await new Promise((r) => setTimeout(r, 1_500));
+    assert.deepEqual(ids.map((id) => arrivals(receiver).get(id)), [1, 1, 1, 1, 1]);
+  } finally {
+    await receiver.close();
+    s.close();
+  }
+});
+
 dbTest("a job whose attempts cannot be recorded fails (the queue runs it again) after its requests", async () => {
   const s = await setup();
   const receiver = startReceiver([204]);
