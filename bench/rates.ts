@@ -74,6 +74,19 @@ async function until(done: () => boolean, timeoutMs: number, what: string): Prom
   }
 }
 
+/** Sends the bench email to every contact tagged `tag` and waits for the trigger: its summary and seconds. */
+async function emailTag(team: BenchContext, tag: string) {
+  const started = performance.now();
+  const accepted = await call<{ trigger_id: string }>(team, {
+    method: "POST",
+    path: "/api/v1/messages/send",
+    headers: withKey(team),
+    body: { recipient_type: "tag", tags: [tag], template_key: TEMPLATE_KEY, variables: { name: tag } },
+  });
+  const view = await untilDone(team, accepted.trigger_id, 600_000);
+  return { ...view.summary, seconds: (performance.now() - started) / 1000 };
+}
+
 const count = (ctx: BenchContext, counts: { full: number; quick: number }) => ctx.quick ? counts.quick : counts.full;
 
 /** Every rate scenario, in the order they run. */
@@ -89,17 +102,8 @@ export const RATE_SCENARIOS: RateScenario[] = [
     async run(ctx) {
       const team = ctx.state.fanoutTeam as BenchContext;
       const rss = await watchRss(ctx);
-      const started = performance.now();
-      const accepted = await call<{ trigger_id: string }>(team, {
-        method: "POST",
-        path: "/api/v1/messages/send",
-        headers: withKey(team),
-        body: { recipient_type: "tag", tags: ["fanout"], template_key: TEMPLATE_KEY, variables: { name: "f" } },
-      });
-      const view = await untilDone(team, accepted.trigger_id, 600_000);
-      const seconds = (performance.now() - started) / 1000;
+      const { total_contacts, sent, failed, filtered, seconds } = await emailTag(team, "fanout");
       const wanted = count(ctx, FANOUT_CONTACTS);
-      const { total_contacts, sent, failed, filtered } = view.summary;
       const note = `${await rss()}; sent ${sent}, failed ${failed}, filtered ${filtered}`;
       progress(`fan-out: ${total_contacts} recipients in ${seconds.toFixed(2)} s; ${note}`);
       return { count: total_contacts, seconds, errors: failed + Math.abs(wanted - total_contacts), note };
@@ -127,15 +131,7 @@ export const RATE_SCENARIOS: RateScenario[] = [
       const rss = await watchRss(ctx);
       const started = performance.now();
       try {
-        const accepted = await call<{ trigger_id: string }>(team, {
-          method: "POST",
-          path: "/api/v1/messages/send",
-          headers: withKey(team),
-          body: { recipient_type: "tag", tags: ["hooked"], template_key: TEMPLATE_KEY, variables: { name: "h" } },
-        });
-        const view = await untilDone(team, accepted.trigger_id, 600_000);
-        const seconds = (performance.now() - started) / 1000;
-        const { total_contacts, sent, failed, filtered } = view.summary;
+        const { total_contacts, sent, failed, filtered, seconds } = await emailTag(team, "hooked");
         await until(() => receiver.received.size >= sent, 600_000, "message.sent events");
         const eventSeconds = (performance.now() - started) / 1000;
         const events = `${receiver.received.size} message.sent events in ${eventSeconds.toFixed(2)} s ` +
