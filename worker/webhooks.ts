@@ -275,12 +275,12 @@ const RETRIES_PER_JOB = 50;
 async function enqueueOnce(
   deps: Deps,
   next: { team_id: string; attempt: number; deferrals?: number },
-  retries: { delivery: Delivery; due: number }[],
+  items: { delivery: Delivery; due: number }[],
   key: (d: Delivery) => Deno.KvKey,
 ): Promise<void> {
   // Deliveries due within a second of each other share a job, due when the last of them is.
   const groups: { due: number; deliveries: Delivery[] }[] = [];
-  for (const r of [...retries].sort((a, b) => a.due - b.due)) {
+  for (const r of [...items].sort((a, b) => a.due - b.due)) {
     const last = groups.at(-1);
     if (last && r.due - last.due < 1_000) {
       last.deliveries.push(r.delivery);
