@@ -43,6 +43,11 @@ const endpointSlots = new KeyedLimiter(ENDPOINT_CONCURRENCY);
 export const DEFER_BASE_MS = 1_000;
 export const DEFER_CAP_MS = 30_000;
 
+/** The wait before the `deferral`-th try (1-based) of a delivery put off, with 0–25 % jitter. */
+export function deferralDelayMs(deferral: number, random: () => number = Math.random): number {
+  return Math.min(DEFER_CAP_MS, DEFER_BASE_MS * 2 ** (deferral - 1)) * (1 + 0.25 * random());
+}
+
 /**
  * The wait before the next attempt after `failedAttempt` (1-based) failed, or undefined when that was
  * the last. Jitter only lengthens a wait, so the schedule never ends before 24 hours (at scale 1).
@@ -190,8 +195,7 @@ export async function deliverWebhooks(deps: Deps, job: WebhookDeliverJob): Promi
  */
 async function deferDeliveries(deps: Deps, job: WebhookDeliverJob, deliveries: Delivery[]): Promise<void> {
   const deferrals = (job.deferrals ?? 0) + 1;
-  const wait = Math.min(DEFER_CAP_MS, DEFER_BASE_MS * 2 ** (deferrals - 1)) * (1 + 0.25 * Math.random());
-  const due = deps.now() + wait;
+  const due = deps.now() + deferralDelayMs(deferrals);
   metrics.webhookDeliveries.inc({ outcome: "deferred" }, deliveries.length);
   await enqueueOnce(
     deps,
@@ -264,7 +268,7 @@ async function record(deps: Deps, job: WebhookDeliverJob, outcomes: Outcome[], d
   }
 }
 
-/** Deliveries of one retry job at most: each carries a KV check, and a commit takes 100 checks. */
+/** Deliveries of one retry or deferral job at most: each carries a KV check, and a commit takes 100 checks. */
 const RETRIES_PER_JOB = 50;
 
 /**

@@ -7,7 +7,15 @@ import { metrics } from "../shared/metrics.ts";
 import { dbTest, jsonRequest, testDeps, testTeam } from "../shared/testing.ts";
 import { enqueueEvents, type EventType, newEvent } from "../shared/webhook_events.ts";
 import { startWorker } from "./queue.ts";
-import { deliverWebhooks, ENDPOINT_CONCURRENCY, MAX_ATTEMPTS, retryDelayMs, WebhookDeliverJob } from "./webhooks.ts";
+import {
+  DEFER_CAP_MS,
+  deferralDelayMs,
+  deliverWebhooks,
+  ENDPOINT_CONCURRENCY,
+  MAX_ATTEMPTS,
+  retryDelayMs,
+  WebhookDeliverJob,
+} from "./webhooks.ts";
 
 /** Enqueues one event of a team; the envelope, or undefined when no endpoint wants it. */
 async function emitEvent(deps: Deps, teamId: string, type: EventType, data: Record<string, unknown>) {
@@ -106,7 +114,13 @@ async function setup(overrides: Parameters<typeof testDeps>[0] = {}) {
     assert.equal(res.status, 200);
     return (await res.json()).data as Record<string, unknown>[];
   };
-  return { deps, app, team, headers, register, attempts, close: queue.close };
+  /** Attempts recorded as succeeded for the endpoint (all of them, unpaged). */
+  const succeeded = async (id: string) => {
+    const [{ n }] = await deps.sql<{ n: number }[]>`
+      select count(*)::int as n from webhook_attempts where endpoint_id = ${id} and status = 'succeeded'`;
+    return n;
+  };
+  return { deps, app, team, headers, register, attempts, succeeded, close: queue.close };
 }
 
 dbTest("an enqueued event is delivered as the signed envelope only to endpoints subscribed to its type", async () => {
@@ -276,9 +290,7 @@ dbTest("jobs running at once keep to ENDPOINT_CONCURRENCY requests in flight to 
     await Promise.all(jobs.map((job) => deliverWebhooks(s.deps, job)));
     assert.equal(receiver.received.length, 60);
     assert.equal(receiver.inFlight.most, ENDPOINT_CONCURRENCY);
-    const [{ n }] = await s.deps.sql<{ n: number }[]>`
-      select count(*)::int as n from webhook_attempts where endpoint_id = ${endpoint.id} and status = 'succeeded'`;
-    assert.equal(n, 60);
+    assert.equal(await s.succeeded(endpoint.id), 60);
   } finally {
     await receiver.close();
     s.close();
@@ -333,9 +345,7 @@ dbTest(
       await new Promise((r) => setTimeout(r, 300));
       assert.deepEqual([...new Set(arrivals(receiver).values())], [1]);
       assert.ok(receiver.inFlight.most <= ENDPOINT_CONCURRENCY);
-      const [{ n }] = await s.deps.sql<{ n: number }[]>`
-      select count(*)::int as n from webhook_attempts where endpoint_id = ${endpoint.id} and status = 'succeeded'`;
-      assert.equal(n, 60);
+      assert.equal(await s.succeeded(endpoint.id), 60);
     } finally {
       await receiver.close();
       s.close();
@@ -474,4 +484,17 @@ Deno.test("retryDelayMs() doubles from 30 s to a cap of 8 h, and the 12 waits la
   assert.ok(waits(none) >= 24 * 3600_000, `${waits(none) / 3600_000} h`);
   assert.ok(waits(() => 0.999) <= 31 * 3600_000);
   assert.equal(retryDelayMs(1, 0.001, () => 1), 37.5);
+});
+
+Deno.test("deferralDelayMs() waits 1 s for the first deferral, doubles, and stops at 30 s (jitter only lengthens)", () => {
+  const none = () => 0;
+  assert.deepEqual([1, 2, 3, 5, 6, 10].map((n) => deferralDelayMs(n, none)), [
+    1_000,
+    2_000,
+    4_000,
+    16_000,
+    DEFER_CAP_MS,
+    DEFER_CAP_MS,
+  ]);
+  assert.equal(deferralDelayMs(1, () => 1), 1_250);
 });
