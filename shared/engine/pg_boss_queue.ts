@@ -1,5 +1,6 @@
 import type postgres from "postgres";
-import { type Job as BossJob, type JobResult, PgBoss, type SendOptions } from "pg-boss";
+import { type Job as BossJob, type JobInsert, type JobResult, PgBoss } from "pg-boss";
+import { Batcher } from "../batcher.ts";
 import { log } from "../log.ts";
 import { postgresJsDb, transactionDb } from "./pg_boss_db.ts";
 import type { EnqueueOptions, JobHandler, JobQueue, UnitOfWork } from "./queue.ts";
@@ -44,6 +45,8 @@ const DEFAULTS: Required<PgBossQueueOptions> = {
 /** The first retry waits about this long (s); each next one about twice as long, up to RETRY_DELAY_MAX_S. */
 const RETRY_DELAY_S = 1;
 const RETRY_DELAY_MAX_S = 300;
+/** The most jobs one grouped INSERT carries. */
+const MAX_JOBS_PER_INSERT = 100;
 /** A job may run this long before it is failed even with heartbeats (s; pg-boss allows 24 h at most). */
 const EXPIRE_S = 3_600;
 
@@ -51,10 +54,18 @@ const EXPIRE_S = 3_600;
 export class PgBossQueue<J = unknown> implements JobQueue<J> {
   #boss: PgBoss;
   #options: Required<PgBossQueueOptions>;
+  /**
+   * Enqueues outside a unit of work share one INSERT: a commit that notifies takes a lock every
+   * other notifying commit waits for, so one commit a job would cap the enqueue rate.
+   */
+  #inserts: Batcher<JobInsert>;
 
   private constructor(boss: PgBoss, options: Required<PgBossQueueOptions>) {
     this.#boss = boss;
     this.#options = options;
+    this.#inserts = new Batcher(async (jobs) => {
+      await boss.insert(options.queue, jobs);
+    }, { maxWeight: MAX_JOBS_PER_INSERT, retryAlone: true });
   }
 
   /** Starts pg-boss on `sql` (installing or migrating its schema) and makes sure the queue exists. */
@@ -87,13 +98,13 @@ export class PgBossQueue<J = unknown> implements JobQueue<J> {
   }
 
   async enqueue(job: J, options: EnqueueOptions = {}, unitOfWork?: UnitOfWork): Promise<void> {
-    const send: SendOptions = {};
+    const insert: JobInsert = { data: job as object };
     // In seconds, as an interval from the server's clock (pg-boss casts it; fractions are kept).
-    if (options.delayMs && options.delayMs > 0) send.startAfter = options.delayMs / 1000;
+    if (options.delayMs && options.delayMs > 0) insert.startAfter = String(options.delayMs / 1000);
     // The job's id is its key: the insert skips a row whose id exists (ON CONFLICT DO NOTHING).
-    if (options.dedupKey !== undefined) send.id = await keyId(options.dedupKey);
-    if (unitOfWork) send.db = transactionDb(unitOfWork);
-    await this.#boss.send(this.#options.queue, job as object, send);
+    if (options.dedupKey !== undefined) insert.id = await keyId(options.dedupKey);
+    if (unitOfWork) await this.#boss.insert(this.#options.queue, [insert], { db: transactionDb(unitOfWork) });
+    else await this.#inserts.add(insert);
   }
 
   async listen(handler: JobHandler<J>): Promise<void> {
