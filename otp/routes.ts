@@ -7,7 +7,6 @@ import { clientIp } from "./limits.ts";
 import { resendOtp } from "./resend.ts";
 import { OtpError, ResendBody, ResendResponse, SendBody, SendResponse, VerifyBody, VerifyResponse } from "./schemas.ts";
 import { sendOtp } from "./send.ts";
-import { attemptsRemaining } from "./session.ts";
 import { verifyBody, verifyOtp } from "./verify.ts";
 
 const json = <T>(schema: T) => ({ "application/json": { schema } });
@@ -83,9 +82,16 @@ export function otpRoutes(deps: Deps) {
       path: "/verify",
       tags: ["OTP"],
       summary: "Verify the codes of one or more channels",
+      description: "Any call whose codes were checked answers 200, also a wrong code: clients treat a non-2xx " +
+        "verify as a transport failure. `verified: true` when at least one code of the call was right; " +
+        "`verified: false`, `success: false` and the message 'Invalid OTP' when none was (each wrong code " +
+        "uses one attempt). The call that uses the last attempt answers that 200 with `attempts_remaining: " +
+        "0`; the session is then locked (the `otp.locked` webhook event), and later calls answer 400 " +
+        "'Maximum attempts exceeded: session is locked due to too many failed attempts'. An unknown " +
+        "session, a channel not sent, an expired or a locked session stay 400. The result is mirrored in `data`.",
       request: { body: { content: json(VerifyBody), required: true } },
       responses: {
-        200: { description: "At least one code was right", content: json(VerifyResponse) },
+        200: { description: "The codes were checked (right or wrong)", content: json(VerifyResponse) },
         ...errors(400),
       },
     }),
@@ -93,7 +99,7 @@ export function otpRoutes(deps: Deps) {
       const body = c.req.valid("json");
       const token = (body.session_token ?? body.token)!;
       const outcome = await verifyOtp(deps, c.get("team").id, token, body.otps);
-      return c.json(verifyBody(outcome, attemptsRemaining(outcome.session)), 200);
+      return c.json(verifyBody(outcome), 200);
     },
   );
 

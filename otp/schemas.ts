@@ -121,20 +121,34 @@ export const SendResponse = z.object({
   }),
 }).openapi("OtpSendResponse");
 
-/** Answer of a verify with at least one right code. */
-export const VerifyResponse = z.object({
-  success: z.literal(true),
-  verified: z.literal(true),
+/** What a verify call found, at the top level of its answer and mirrored in `data`. */
+const VerifyResult = z.object({
+  verified: z.boolean(),
   verification_results: z.record(z.string(), z.object({ success: z.boolean() })),
   verified_channels: z.array(Channel),
   session_verified: z.boolean(),
-  all_channels_verified: z.boolean(),
   attempts_remaining: z.number().int(),
+}).openapi("OtpVerifyResult");
+
+const VerifyAnswer = VerifyResult.extend({
+  all_channels_verified: z.boolean(),
   session_id: z.string(),
   expires_at: z.string(),
   metadata: z.record(z.string(), z.unknown()),
   contact_id: z.string().optional(),
-}).openapi("OtpVerifyResponse");
+  data: VerifyResult,
+});
+
+/** Answer of a verify: at least one right code, or none ('Invalid OTP', one attempt used per wrong code). */
+export const VerifyResponse = z.union([
+  VerifyAnswer.extend({ success: z.literal(true), verified: z.literal(true) }).openapi("OtpVerified"),
+  VerifyAnswer.extend({
+    success: z.literal(false),
+    verified: z.literal(false),
+    message: z.literal("Invalid OTP"),
+    code: z.literal("invalid_otp"),
+  }).openapi("OtpInvalidCode"),
+]).openapi("OtpVerifyResponse");
 
 /** Answer of a resend. */
 export const ResendResponse = z.object({
@@ -152,7 +166,5 @@ export const OtpError = z.object({
   error: z.string(),
   code: z.string(),
   attempts_remaining: z.number().int().optional(),
-  verified: z.boolean().optional(),
-  verification_results: z.record(z.string(), z.object({ success: z.boolean() })).optional(),
   details: z.record(z.string(), z.unknown()).optional(),
 }).openapi("OtpError");

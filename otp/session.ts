@@ -94,16 +94,18 @@ export type Verification =
     next?: OtpSession;
     /** The session as it stands after this call. */
     session: OtpSession;
+    /** Per channel of the call: was its code right (none right is a wrong code, answered 200). */
     results: Record<string, { success: boolean }>;
     /** This call made the session verified (by its mode). */
     newlyVerified: boolean;
   }
-  | { ok: false; next?: OtpSession; error: AppError };
+  | { ok: false; error: AppError };
 
 /**
  * Applies one verify call (`matches`: channel → the code given was right) to a session, or to no
- * session. Unknown channels, a lock and expiry use no attempt; a wrong code on an unverified
- * channel uses one; a verified channel given again changes nothing.
+ * session. Unknown channels, a lock and expiry use no attempt (an error); a wrong code on an unverified
+ * channel uses one (not an error: the answer says `verified: false`); a verified channel given again
+ * changes nothing.
  */
 export function applyVerification(
   session: OtpSession | null,
@@ -156,21 +158,5 @@ export function applyVerification(
   next.verified_channels.sort((a, b) => OTP_CHANNELS.indexOf(a) - OTP_CHANNELS.indexOf(b));
   const newlyVerified = session.verified_at === null && isSessionVerified(next);
   if (newlyVerified) next.verified_at = now;
-  const written = changed ? next : undefined;
-  if (!Object.values(results).some((r) => r.success)) {
-    const left = attemptsRemaining(next);
-    return {
-      ok: false,
-      next: written,
-      error: new AppError(400, "invalid_otp", "Invalid OTP", {
-        extra: {
-          verified: false,
-          verification_results: results,
-          attempts_remaining: left,
-          details: { attempts_remaining: left },
-        },
-      }),
-    };
-  }
-  return { ok: true, next: written, session: next, results, newlyVerified };
+  return { ok: true, next: changed ? next : undefined, session: next, results, newlyVerified };
 }

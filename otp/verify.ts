@@ -10,6 +10,7 @@ import { otpKeys } from "./keys.ts";
 import {
   allChannelsVerified,
   applyVerification,
+  attemptsRemaining,
   isLocked,
   isSessionVerified,
   keepFor,
@@ -20,7 +21,7 @@ import { readSessionToken } from "./token.ts";
 /** Commits lost to concurrent calls on the same session before giving up. */
 const MAX_CONFLICTS = 20;
 
-/** A successful verify (at least one right code in the call). */
+/** A verify call whose codes were checked, right or wrong (see verifyBody). */
 export interface VerifyOutcome {
   session: OtpSession;
   results: Record<string, { success: boolean }>;
@@ -68,7 +69,7 @@ export async function verifyOtp(
     const session = known ? entry.value : null;
     const matches = matchAll(keys.code, sessionId, session, otps);
     const outcome = applyVerification(session, matches, now);
-    const next = outcome.next;
+    const next = outcome.ok ? outcome.next : undefined;
     const activeKey = kvKeys.otp.active(teamId, sessionId);
     const events: WebhookEvent[] = [];
     if (next && isLocked(next) && !isLocked(entry.value!)) events.push(otpEvent("otp.locked", next, now));
@@ -131,20 +132,34 @@ async function addContact(deps: Deps, session: OtpSession): Promise<string | und
   }
 }
 
-/** The 200 body of a verify. */
-export function verifyBody(outcome: VerifyOutcome, attemptsRemaining: number) {
-  const { session } = outcome;
-  return {
-    success: true as const,
-    verified: true as const,
-    verification_results: outcome.results,
+/**
+ * The 200 body of a verify: `verified` when at least one code of the call was right, else the
+ * message 'Invalid OTP' (`success: false`, so that a client reading only `success` never takes a
+ * wrong code for a right one). Its result is mirrored in `data`.
+ */
+export function verifyBody(outcome: VerifyOutcome) {
+  const { session, results } = outcome;
+  const result = {
+    verified: Object.values(results).some((r) => r.success),
+    verification_results: results,
     verified_channels: session.verified_channels,
     session_verified: isSessionVerified(session),
+    attempts_remaining: attemptsRemaining(session),
+  };
+  const rest = {
     all_channels_verified: allChannelsVerified(session),
-    attempts_remaining: attemptsRemaining,
     session_id: session.id,
     expires_at: new Date(session.expires_at).toISOString(),
     metadata: session.metadata,
     ...(outcome.contactId ? { contact_id: outcome.contactId } : {}),
+    data: result,
+  };
+  return result.verified ? { success: true as const, ...result, verified: true as const, ...rest } : {
+    success: false as const,
+    message: "Invalid OTP" as const,
+    code: "invalid_otp" as const,
+    ...result,
+    verified: false as const,
+    ...rest,
   };
 }

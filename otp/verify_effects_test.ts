@@ -72,9 +72,13 @@ dbTest("the verify that verifies a session emits otp.verified, the one that lock
   await world.post("/verify", { session_token: verified.token, otps: verified.otps });
   await world.post("/verify", { session_token: verified.token, otps: verified.otps });
   const locked = await openSandbox(world, ["sms"], { config: { max_attempts: 2 } });
+  const statuses = [];
   for (let i = 0; i < 3; i++) {
-    await world.post("/verify", { session_token: locked.token, otps: { sms: wrong(locked.otps.sms) } });
+    const res = await world.post("/verify", { session_token: locked.token, otps: { sms: wrong(locked.otps.sms) } });
+    statuses.push([res.status, (await res.json()).attempts_remaining]);
   }
+  // The call that locks answers 200 with no attempt left; the call after it meets the lock.
+  assert.deepEqual(statuses, [[200, 1], [200, 0], [400, 0]]);
   assert.deepEqual(events().map((e) => [e.type, e.data.session_id]), [
     ["otp.verified", verified.body.session_id],
     ["otp.locked", locked.body.session_id],

@@ -1,26 +1,43 @@
 import assert from "node:assert/strict";
-import { dbTest } from "../shared/testing.ts";
+import { checkSchema, documentResolver } from "../api/fuzz/schema_check.ts";
+import { dbTest, jsonRequest } from "../shared/testing.ts";
 import { openSandbox, otpWorld, wrong } from "./testing.ts";
 
 const LOCKED = "Maximum attempts exceeded: session is locked due to too many failed attempts";
 
-dbTest("verify with the right code answers 200 verified and the session is verified (mode any)", async () => {
+dbTest("verify with the right code answers 200 verified, mirrored in data, and the session is verified", async () => {
   const world = await otpWorld();
   const { token, otps, body } = await openSandbox(world, ["email"]);
   const res = await world.post("/verify", { session_token: token, otps: { email: otps.email } });
   assert.equal(res.status, 200);
-  assert.deepEqual(await res.json(), {
-    success: true,
+  const result = {
     verified: true,
     verification_results: { email: { success: true } },
     verified_channels: ["email"],
     session_verified: true,
-    all_channels_verified: true,
     attempts_remaining: 3,
+  };
+  assert.deepEqual(await res.json(), {
+    success: true,
+    ...result,
+    all_channels_verified: true,
     session_id: body.session_id,
     expires_at: body.expires_at,
     metadata: {},
+    data: result,
   });
+});
+
+dbTest("a wrong code's answer and a right code's both match the OpenAPI document", async () => {
+  const world = await otpWorld();
+  const doc = await (await world.app.request("/api/v1/openapi.json")).json();
+  const schema = doc.paths["/api/v1/otp/verify"].post.responses["200"].content["application/json"].schema;
+  const { token, otps } = await openSandbox(world, ["email"]);
+  for (const email of [wrong(otps.email), otps.email]) {
+    const res = await world.post("/verify", { session_token: token, otps: { email } });
+    assert.equal(res.status, 200);
+    assert.deepEqual(checkSchema(schema, await res.json(), documentResolver(doc)), [], email);
+  }
 });
 
 dbTest("verify accepts `token` as an alias of session_token", async () => {
@@ -49,21 +66,46 @@ dbTest("verify without a token or without otps is a 400 validation error", async
   );
 });
 
-dbTest("a wrong code is 400 'Invalid OTP' with verification_results and attempts_remaining", async () => {
+dbTest("a wrong code is 200 verified false, 'Invalid OTP', with attempts_remaining, mirrored in data", async () => {
   const world = await otpWorld();
-  const { token, otps } = await openSandbox(world, ["email"]);
+  const { token, otps, body } = await openSandbox(world, ["email"]);
   const res = await world.post("/verify", { session_token: token, otps: { email: wrong(otps.email) } });
-  assert.equal(res.status, 400);
-  assert.deepEqual(await res.json(), {
-    statusCode: 400,
-    message: "Invalid OTP",
-    error: "Bad Request",
-    code: "invalid_otp",
+  assert.equal(res.status, 200);
+  const result = {
     verified: false,
     verification_results: { email: { success: false } },
+    verified_channels: [],
+    session_verified: false,
     attempts_remaining: 2,
-    details: { attempts_remaining: 2 },
+  };
+  assert.deepEqual(await res.json(), {
+    success: false,
+    message: "Invalid OTP",
+    code: "invalid_otp",
+    ...result,
+    all_channels_verified: false,
+    session_id: body.session_id,
+    expires_at: body.expires_at,
+    metadata: {},
+    data: result,
   });
+  // The attempt was used: the right code still verifies, with one attempt fewer.
+  const right = await (await world.post("/verify", { session_token: token, otps: { email: otps.email } })).json();
+  assert.deepEqual([right.verified, right.attempts_remaining], [true, 2]);
+});
+
+dbTest("a wrong code on a session already verified is 200 verified false and keeps the session verified", async () => {
+  const world = await otpWorld();
+  const { token, otps } = await openSandbox(world, ["email", "sms"]);
+  await world.post("/verify", { session_token: token, otps: { email: otps.email } });
+  const res = await world.post("/verify", { session_token: token, otps: { sms: wrong(otps.sms) } });
+  assert.equal(res.status, 200);
+  const body = await res.json();
+  assert.deepEqual(
+    [body.success, body.verified, body.message, body.session_verified, body.verified_channels, body.attempts_remaining],
+    [false, false, "Invalid OTP", true, ["email"], 2],
+  );
+  assert.deepEqual(body.data.verified_channels, ["email"]);
 });
 
 dbTest("mode any: one of three channels verifies the session", async () => {
@@ -101,6 +143,7 @@ dbTest("mode all: a right and a wrong code in one call answer 200 and use one at
   const res = await world.post("/verify", { session_token: token, otps: { email: otps.email, sms: wrong(otps.sms) } });
   assert.equal(res.status, 200);
   const body = await res.json();
+  assert.deepEqual([body.success, body.verified, body.message], [true, true, undefined], "one right code verifies");
   assert.deepEqual(body.verification_results, { email: { success: true }, sms: { success: false } });
   assert.deepEqual(body.verified_channels, ["email"]);
   assert.equal(body.session_verified, false);
@@ -143,18 +186,14 @@ dbTest("wrong codes spread over two channels lock the session at max_attempts", 
   assert.equal((await a.json()).attempts_remaining, 2);
   const b = await world.post("/verify", { session_token: token, otps: { sms: wrong(otps.sms) } });
   assert.equal((await b.json()).attempts_remaining, 1);
+  // The call that uses the last attempt is still answered as a wrong code, with none left.
   const c = await world.post("/verify", { session_token: token, otps: { email: wrong(otps.email) } });
-  assert.equal(c.status, 400);
-  assert.deepEqual(await c.json(), {
-    statusCode: 400,
-    message: "Invalid OTP",
-    error: "Bad Request",
-    code: "invalid_otp",
-    verified: false,
-    verification_results: { email: { success: false } },
-    attempts_remaining: 0,
-    details: { attempts_remaining: 0 },
-  });
+  assert.equal(c.status, 200);
+  const last = await c.json();
+  assert.deepEqual(
+    [last.success, last.verified, last.message, last.attempts_remaining, last.data.attempts_remaining],
+    [false, false, "Invalid OTP", 0, 0],
+  );
   // Locked: even the right code is refused now.
   const locked = await world.post("/verify", { session_token: token, otps: { sms: otps.sms } });
   assert.equal(locked.status, 400);
@@ -167,6 +206,19 @@ dbTest("wrong codes spread over two channels lock the session at max_attempts", 
   });
 });
 
+dbTest("a wrong code retried with its Idempotency-Key is replayed and uses one attempt", async () => {
+  const world = await otpWorld();
+  const { token, otps } = await openSandbox(world, ["email"]);
+  const headers = { "X-API-Key": world.keys.live, "X-Forwarded-For": world.ip, "Idempotency-Key": crypto.randomUUID() };
+  const body = { session_token: token, otps: { email: wrong(otps.email) } };
+  const first = await world.app.request("/api/v1/otp/verify", jsonRequest("POST", body, headers));
+  const again = await world.app.request("/api/v1/otp/verify", jsonRequest("POST", body, headers));
+  assert.deepEqual([first.status, again.status, again.headers.get("idempotent-replayed")], [200, 200, "true"]);
+  assert.deepEqual(await again.json(), await first.json());
+  const right = await (await world.post("/verify", { session_token: token, otps: { email: otps.email } })).json();
+  assert.equal(right.attempts_remaining, 2);
+});
+
 dbTest("two wrong codes in one call use two attempts", async () => {
   const world = await otpWorld();
   const { token, otps } = await openSandbox(world, ["email", "sms"], { config: { max_attempts: 5 } });
@@ -175,7 +227,8 @@ dbTest("two wrong codes in one call use two attempts", async () => {
     otps: { email: wrong(otps.email), sms: wrong(otps.sms) },
   });
   const body = await res.json();
-  assert.equal(res.status, 400);
+  assert.equal(res.status, 200);
+  assert.equal(body.verified, false);
   assert.deepEqual(body.verification_results, { email: { success: false }, sms: { success: false } });
   assert.equal(body.attempts_remaining, 3);
 });
@@ -187,7 +240,7 @@ dbTest("past expires_at verify answers 'OTP has expired', checked against the in
   assert.equal(body.expires_at, "2030-01-01T12:02:00.000Z");
   now += 2 * 60_000; // exactly at expiry: still valid
   const atExpiry = await world.post("/verify", { session_token: token, otps: { email: wrong(otps.email) } });
-  assert.equal((await atExpiry.json()).message, "Invalid OTP");
+  assert.deepEqual([atExpiry.status, (await atExpiry.json()).message], [200, "Invalid OTP"]);
   now += 1;
   const res = await world.post("/verify", { session_token: token, otps: { email: otps.email } });
   assert.equal(res.status, 400);

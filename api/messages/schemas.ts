@@ -123,9 +123,10 @@ export const Execution = z.object({
   completed_at: timestamp.nullable(),
 }).openapi("Execution");
 
-/** A page of executions. */
+/** A page of executions; `data` is the same list (the SDK iterates `executions.data`). */
 export const ExecutionList = z.object({
   executions: z.array(Execution),
+  data: z.array(Execution),
   total: z.number().int(),
   page: z.number().int(),
   limit: z.number().int(),

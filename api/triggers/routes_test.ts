@@ -214,6 +214,7 @@ dbTest("each channel's execution list and views: default paging, bad paging refu
     assert.deepEqual([page.page, page.limit, page.total, page.totalPages], [1, 20, 1, 1], list);
     const [execution] = page.executions;
     assert.deepEqual([execution.trigger_id, execution.status, execution.sent_count], [trigger_id, "completed", 1]);
+    assert.deepEqual(page.data, page.executions, `${list} carries its list as data too`);
     const view = await f.get(`${base}/executions/${execution.id}`);
     assert.equal(view.status, 200, base);
     const jobs = await (await f.get(`${base}/executions/${execution.id}/jobs`)).json();
@@ -226,7 +227,8 @@ dbTest("each channel's execution list and views: default paging, bad paging refu
       }
     }
     // Another team sees none of it, by either id, in its list or on the jobs path.
-    assert.deepEqual((await (await other.get(list)).json()).executions, [], list);
+    const others = await (await other.get(list)).json();
+    assert.deepEqual([others.executions, others.data], [[], []], list);
     for (const id of [execution.id, trigger_id]) {
       assert.equal((await other.get(`${base}/executions/${id}`)).status, 404, `${base} ${id}`);
       assert.equal((await other.get(`${base}/executions/${id}/jobs`)).status, 404, `${base} ${id} jobs`);

@@ -322,7 +322,7 @@ async function stepExecution(
   }, counts);
 }
 
-/** A page of the team's executions on a channel, newest first. */
+/** A page of the team's executions on a channel, newest first; the list is also `data` (what SDKs iterate). */
 export async function listExecutions(deps: Deps, teamId: string, channel: Channel, page: number, limit: number) {
   const rows = await deps.sql<ExecutionRow[]>`
     select id, trigger_id, team_id, channel, status, total_contacts, sent_count, failed_count, filtered_count,
@@ -331,8 +331,10 @@ export async function listExecutions(deps: Deps, teamId: string, channel: Channe
     order by created_at desc, id desc limit ${limit} offset ${(page - 1) * limit}`;
   const [{ total }]: [{ total: number }] = await deps.sql`
     select count(*)::int as total from executions where team_id = ${teamId} and channel = ${channel}`;
+  const executions = await withLiveCounts(deps, rows.map(viewOf));
   return {
-    executions: await withLiveCounts(deps, rows.map(viewOf)),
+    executions,
+    data: executions,
     total,
     page,
     limit,
