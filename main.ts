@@ -53,7 +53,7 @@ export function createService(deps: Deps, roles: Roles = ALL_ROLES) {
     "/api/v1/*",
     apiKeyAuth(deps),
     rateLimit(deps),
-    keyScope(),
+    keyScope(deps),
     idempotency(deps),
   );
   app.route("/", systemRoutes(deps));

@@ -41,3 +41,15 @@ export async function createTeam(
     return { team, keys };
   });
 }
+
+/** The team's contact-token secret, or null when its publishable keys need no contact token. */
+export async function contactTokenSecret(db: Sql, teamId: string): Promise<string | null> {
+  const [row]: [{ contact_token_secret: string | null }?] =
+    await db`select contact_token_secret from teams where id = ${teamId}`;
+  return row?.contact_token_secret ?? null;
+}
+
+/** Sets (a new secret) or clears (null) the team's contact-token secret. */
+export async function setContactTokenSecret(db: Sql, teamId: string, secret: string | null): Promise<void> {
+  await db`update teams set contact_token_secret = ${secret} where id = ${teamId}`;
+}

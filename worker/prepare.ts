@@ -159,7 +159,7 @@ async function prepareContact(
       const out: Prepared[] = [];
       for (const device of devices) {
         const p = base(ctx, `${contact.id}:${recipientKey(device.token)}`, device.token, contact.id);
-        out.push(await complete(ctx, p, device.token, info, device.platform));
+        out.push(await complete(ctx, p, device.token, info, device.platform, device.provider));
       }
       return out;
     }
@@ -173,6 +173,7 @@ async function complete(
   to: string,
   info: RecipientInfo,
   platform?: Device["platform"],
+  pushService?: Device["provider"],
 ): Promise<Prepared> {
   if (ctx.failure) return decided(p, "failed", ctx.failure);
   const content = ctx.execution.content;
@@ -201,6 +202,8 @@ async function complete(
     case "push":
       message.title = rendered.title;
       message.platform = platform;
+      // A device's stored service; a direct token's is derived from its form by the push provider.
+      message.pushService = pushService;
       message.imageUrl = content.image_url;
       message.clickAction = content.click_action;
       message.actions = content.actions?.slice(0, PUSH_ACTION_LIMITS[platform ?? DEFAULT_PLATFORM]);

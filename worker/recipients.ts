@@ -26,6 +26,7 @@ export interface RecipientContact {
 export interface Device {
   token: string;
   platform: "android" | "ios" | "web";
+  provider: "fcm" | "apns";
 }
 
 /**
@@ -127,11 +128,11 @@ export async function devicesOf(db: Db, contactIds: string[]): Promise<Map<strin
   const out = new Map<string, Device[]>();
   if (contactIds.length === 0) return out;
   const rows = await db<(Device & { contact_id: string })[]>`
-    select contact_id, token, platform from device_tokens
+    select contact_id, token, platform, provider from device_tokens
     where contact_id = any(${contactIds}::uuid[]) order by created_at, token`;
   for (const r of rows) {
     const list = out.get(r.contact_id) ?? [];
-    list.push({ token: r.token, platform: r.platform });
+    list.push({ token: r.token, platform: r.platform, provider: r.provider });
     out.set(r.contact_id, list);
   }
   return out;

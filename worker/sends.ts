@@ -10,7 +10,7 @@ import { deliver, deliveryKey } from "./deliver.ts";
 import type { DispatchJob } from "./jobs.ts";
 import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "./retry.ts";
 import { type Prepared, prepareMessages, type Unit } from "./prepare.ts";
-import { contactsByIds, devicesOf, type RecipientContact, recipientFilter } from "./recipients.ts";
+import { contactsByIds, type Device, devicesOf, type RecipientContact, recipientFilter } from "./recipients.ts";
 
 /**
  * The `send-group` job: sends accepted together. Delivers the single-recipient ones in one pass
@@ -162,7 +162,7 @@ function hasPush(spec: SendSpec): boolean {
 function unitOf(
   spec: SendSpec,
   contacts: Map<string, RecipientContact>,
-  devices: Map<string, { token: string; platform: "android" | "ios" | "web" }[]>,
+  devices: Map<string, Device[]>,
 ): Unit | undefined {
   const r = spec.recipient;
   if (r.type === "direct") {

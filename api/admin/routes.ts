@@ -1,6 +1,7 @@
 import type { Deps } from "../../shared/deps.ts";
 import { newRouter } from "../../shared/http/app.ts";
 import { adminAuth } from "./auth.ts";
+import { adminContactTokenRoutes } from "./contact_tokens.ts";
 import { adminOutboxRoutes } from "./outbox.ts";
 import { adminSetupRoutes } from "./setup.ts";
 import { adminTeamRoutes } from "./teams.ts";
@@ -17,5 +18,6 @@ export function adminRoutes(deps: Deps) {
   app.route("/", adminTeamRoutes(deps));
   app.route("/", adminSetupRoutes(deps));
   app.route("/", adminOutboxRoutes(deps));
+  app.route("/", adminContactTokenRoutes(deps));
   return app;
 }

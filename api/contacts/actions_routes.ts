@@ -1,6 +1,6 @@
 import { createRoute, type OpenAPIHono, type z } from "@hono/zod-openapi";
 import { createContacts } from "../../shared/contacts/bulk.ts";
-import { type DeviceTokenInput, registerDeviceTokens } from "../../shared/contacts/device_tokens.ts";
+import { DEFAULT_PLATFORM, type DeviceTokenInput, registerDeviceTokens } from "../../shared/contacts/device_tokens.ts";
 import { addTags, type NewContact, removeTags, updateContact } from "../../shared/contacts/queries.ts";
 import type { Deps } from "../../shared/deps.ts";
 import { newRouter } from "../../shared/http/app.ts";
@@ -86,14 +86,20 @@ export function actionsRoutes(deps: Deps) {
   return app;
 }
 
-/** The devices a device-token body names, one per distinct token. */
-function devicesOf(body: z.output<typeof DeviceTokenBody>): DeviceTokenInput[] {
+/**
+ * The devices a body names (device-token, or a create), one per distinct token. An `fcm_token` is of
+ * the body's `platform` when it names no `token` of its own (an iOS app using Firebase), else Android.
+ */
+export function devicesOf(body: Partial<z.output<typeof DeviceTokenBody>>): DeviceTokenInput[] {
   const about = { os_version: body.os_version, app_version: body.app_version, device_model: body.device_model };
   const devices: DeviceTokenInput[] = [];
   if (body.token !== undefined && body.platform !== undefined) {
     devices.push({ token: body.token, platform: body.platform, ...about });
   }
-  if (body.fcm_token !== undefined) devices.push({ token: body.fcm_token, platform: "android", ...about });
+  if (body.fcm_token !== undefined) {
+    const platform = body.token === undefined ? body.platform ?? DEFAULT_PLATFORM : DEFAULT_PLATFORM;
+    devices.push({ token: body.fcm_token, platform, ...about });
+  }
   if (body.apns_token !== undefined) devices.push({ token: body.apns_token, platform: "ios", ...about });
   return devices.filter((d, i) => devices.findIndex((e) => e.token === d.token) === i);
 }

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { dbTest, testTeam } from "../../shared/testing.ts";
+import { dbTest, jsonRequest, testTeam } from "../../shared/testing.ts";
 import { caller, contactsFixture, createdContact } from "./testing.ts";
 
 const FCM = "fcm-token-" + "y".repeat(40);
@@ -84,13 +84,12 @@ dbTest("two teams may hold the same email and external id, and each sees its own
   assert.equal((await call("GET", "/external/shared-id")).status, 200);
 });
 
-dbTest("a publishable key gets 403 'Insufficient permissions' outside create and preferences", async () => {
+dbTest("a publishable key gets 403 'Insufficient permissions' outside its preference-centre scope", async () => {
   const { call, publishable } = await contactsFixture();
   const c = await createdContact(call);
   const denied: [string, string, unknown?][] = [
     ["GET", ""],
-    ["GET", `/${c.id}`],
-    ["GET", `/external/${c.external_id}`],
+    ["GET", `?search=${encodeURIComponent(c.email)}`],
     ["PUT", `/${c.id}`, { first_name: "X" }],
     ["PATCH", `/${c.id}`, { first_name: "X" }],
     ["PATCH", `/external/${c.external_id}`, { first_name: "X" }],
@@ -100,7 +99,7 @@ dbTest("a publishable key gets 403 'Insufficient permissions' outside create and
     ["POST", `/${c.id}/tags`, { tags: ["x"] }],
     ["DELETE", `/${c.id}/tags`, { tags: ["x"] }],
     ["POST", `/${c.id}/unsubscribe`],
-    ["PATCH", `/external/${c.external_id}/device-token`, { token: FCM, platform: "android" }],
+    ["POST", `/external/${c.external_id}/unsubscribe`],
   ];
   for (const [method, path, body] of denied) {
     const res = await publishable(method, path, body);
@@ -118,4 +117,28 @@ dbTest("a publishable key gets 403 'Insufficient permissions' outside create and
   assert.deepEqual((await call("GET", `/${c.id}`)).body, c);
   const allowed = await publishable("GET", `/external/${c.external_id}/preferences`);
   assert.equal(allowed.status, 200);
+});
+
+dbTest("a publishable key cannot send, read triggers, workflows, webhooks or templates", async () => {
+  const { app, keys } = await contactsFixture();
+  const denied: [string, string][] = [
+    ["POST", "/api/v1/sms/send"],
+    ["POST", "/api/v1/push/send"],
+    ["POST", "/api/v1/messages/send"],
+    ["POST", "/api/v1/messages/trigger"],
+    ["GET", `/api/v1/triggers/${crypto.randomUUID()}`],
+    ["GET", "/api/v1/workflows"],
+    ["POST", "/api/v1/workflows/trigger"],
+    ["GET", "/api/v1/webhooks"],
+    ["GET", "/api/v1/templates?template_key=welcome"],
+  ];
+  for (const [method, path] of denied) {
+    const res = await app.request(
+      path,
+      jsonRequest(method, method === "POST" ? {} : undefined, {
+        "X-API-Key": keys.publishable,
+      }),
+    );
+    assert.equal(res.status, 403, `${method} ${path}`);
+  }
 });

@@ -152,3 +152,17 @@ dbTest("GET /contacts with invalid query parameters is 400", async () => {
     assert.deepEqual(res.body.message, [message], query);
   }
 });
+
+dbTest("GET /contacts filters by is_unsubscribed, in both modes", async () => {
+  const { call } = await contactsFixture();
+  const stays = await createdContact(call);
+  const leaves = await createdContact(call);
+  await call("POST", `/${leaves.id}/unsubscribe`);
+  for (const mode of ["", "&page=1"]) {
+    const ids = async (value: string) =>
+      (await call("GET", `?limit=100&is_unsubscribed=${value}${mode}`)).body.data.map((x: Item) => x.id);
+    assert.deepEqual(await ids("true"), [leaves.id]);
+    assert.deepEqual(await ids("false"), [stays.id]);
+  }
+  assert.equal((await call("GET", "?is_unsubscribed=maybe")).status, 400);
+});

@@ -1,9 +1,10 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { type ContactFilters, listContacts, listContactsByPage } from "../../shared/contacts/list.ts";
-import { createContact, deleteContact, findContact, updateContact } from "../../shared/contacts/queries.ts";
+import { createContactWithDevices } from "../../shared/contacts/device_tokens.ts";
+import { deleteContact, findContact, updateContact } from "../../shared/contacts/queries.ts";
 import type { Deps } from "../../shared/deps.ts";
 import { newRouter } from "../../shared/http/app.ts";
-import { actionsRoutes } from "./actions_routes.ts";
+import { actionsRoutes, devicesOf } from "./actions_routes.ts";
 import { preferencesRoutes } from "./preferences_routes.ts";
 import { byExternalId, byId, found } from "./refs.ts";
 import {
@@ -30,6 +31,7 @@ function listFilters(q: z.infer<typeof ListQuery>): ContactFilters {
   return {
     tags: [...new Set(wanted)],
     isActive: q.is_active === undefined ? undefined : q.is_active === "true",
+    isUnsubscribed: q.is_unsubscribed === undefined ? undefined : q.is_unsubscribed === "true",
     search: q.search || undefined,
     createdAfter: q.created_after ? new Date(parseTimestamp(q.created_after)!) : undefined,
     createdBefore: q.created_before ? new Date(parseTimestamp(q.created_before)!) : undefined,
@@ -55,9 +57,10 @@ export function contactsRoutes(deps: Deps) {
       responses: { 201: jsonResponse(Contact, "The contact"), ...errors(400, 409, 422) },
     }),
     async (c) => {
-      const body = c.req.valid("json");
+      const { fcm_token, apns_token, ...body } = c.req.valid("json");
       const metadata = { ...body.metadata, created_via: "api_key", api_key_id: c.get("apiKey").id };
-      const row = await createContact(db, c.get("team").id, { ...body, metadata });
+      const devices = devicesOf({ fcm_token, apns_token });
+      const row = await createContactWithDevices(deps.sql, c.get("team").id, { ...body, metadata }, devices);
       return c.json(contactBody(row), 201);
     },
   );

@@ -1,15 +1,17 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_EMAIL_LENGTH } from "../../shared/email.ts";
-import { isValidDeviceToken } from "../../shared/contacts/device_tokens.ts";
+import { isApnsToken, isValidDeviceToken } from "../../shared/contacts/device_tokens.ts";
 import { SORT_COLUMNS } from "../../shared/contacts/list.ts";
 import type { ContactRow } from "../../shared/contacts/queries.ts";
 import { errorResponses, MAX_ID_LENGTH, MAX_TAG_LENGTH, RecordId, timestamp } from "../../shared/http/schemas.ts";
 import { specMessage } from "../../shared/http/validation.ts";
+import { e164Of } from "../../shared/phone.ts";
 import { parseTimestamp } from "../../shared/timestamps.ts";
 
 const MISSING_EMAIL = specMessage("Missing required field: email", "email", "required");
 const INVALID_EMAIL = specMessage("Invalid email format", "email", "invalid_format");
 const INVALID_TOKEN = specMessage("Invalid device token format", "token", "invalid_format");
+const INVALID_PHONE = specMessage("phone must be in E.164 format", "phone", "invalid_format");
 
 /** Response entries for the error statuses a route answers. */
 export const errors = errorResponses({
@@ -123,6 +125,33 @@ const customFields = jsonObject.refine(
   { error: "custom_fields.phone must be at most 32 characters", path: ["phone"] },
 );
 
+/**
+ * A top-level `phone` (as SDKs send it): an E.164 number, spaces, dashes, dots, brackets and a leading
+ * 00 allowed, kept in E.164 as `custom_fields.phone`, where SMS and WhatsApp sends read it.
+ */
+const Phone = z.string().max(64, { error: () => INVALID_PHONE }).transform((value, ctx) => {
+  const e164 = e164Of(value);
+  if (e164 !== undefined) return e164;
+  ctx.issues.push({ code: "custom", message: INVALID_PHONE, input: value });
+  return z.NEVER;
+}).openapi({ type: "string", example: "+14155550123" });
+
+const ChannelPreferenceInput = z.strictObject({
+  transactional: z.boolean().optional(),
+  promotional: z.boolean().optional(),
+});
+
+/** Preferences in the read shape, any channel or category left out: applied over the defaults on create. */
+export const PreferencesInput = z.strictObject({
+  email: ChannelPreferenceInput.optional(),
+  sms: ChannelPreferenceInput.optional(),
+  whatsapp: ChannelPreferenceInput.optional(),
+  push: ChannelPreferenceInput.optional(),
+}).openapi("PreferencesInput", { example: { email: { promotional: true } } });
+
+const fcmToken = z.string().refine(isValidDeviceToken, { error: () => INVALID_TOKEN });
+const apnsToken = z.string().refine(isApnsToken, { error: () => INVALID_TOKEN });
+
 /** POST /contacts body. */
 export const CreateContactBody = z.object({
   email: CreateEmail,
@@ -133,6 +162,12 @@ export const CreateContactBody = z.object({
   is_active: z.boolean().optional(),
   custom_fields: customFields.optional(),
   metadata: jsonObject.optional(),
+  phone: Phone.optional(),
+  preferences: PreferencesInput.optional(),
+  fcm_token: fcmToken.optional().openapi({
+    description: "Registers an FCM device (Android, web, or iOS with Firebase)",
+  }),
+  apns_token: apnsToken.optional().openapi({ description: "Registers an iOS device by its APNs token (64 hex)" }),
 }).openapi("CreateContact");
 
 /** PUT/PATCH body: every field optional; only those given change. */
@@ -146,6 +181,7 @@ export const UpdateContactBody = z.object({
   is_unsubscribed: z.boolean().optional(),
   custom_fields: customFields.optional(),
   metadata: jsonObject.optional(),
+  phone: Phone.nullable().optional().openapi({ description: "Sets custom_fields.phone; null removes it" }),
 }).openapi("UpdateContact");
 
 /** `{id}` in the path: the contact id, or its external id when no contact has that id. */
@@ -178,6 +214,7 @@ export const ListQuery = z.object({
   tag: stringOrList.optional(),
   tags: stringOrList.optional().openapi({ description: "Comma-separated: contacts carrying all of them" }),
   is_active: z.enum(["true", "false"]).optional(),
+  is_unsubscribed: z.enum(["true", "false"]).optional(),
   search: z.string().optional(),
   created_after: dateParam("created_after").optional(),
   created_before: dateParam("created_before").optional(),
@@ -218,8 +255,13 @@ export const SubscribedBody = z.object({ subscribed: z.boolean() });
 /** POST|DELETE …/tags body. */
 export const TagsBody = z.object({ tags: z.array(z.string().min(1).max(MAX_TAG_LENGTH)).min(1).max(1000) });
 
-/** One entry of a bulk creation: the email is checked per entry, so one bad entry fails alone. */
-export const BulkContact = CreateContactBody.extend({ email: z.string().nullish() });
+/**
+ * One entry of a bulk creation: the email is checked per entry, so one bad entry fails alone.
+ * Device tokens are registered one contact at a time (create, or PATCH …/device-token).
+ */
+export const BulkContact = CreateContactBody.omit({ fcm_token: true, apns_token: true }).extend({
+  email: z.string().nullish(),
+});
 
 /** POST /contacts/bulk body. */
 export const BulkBody = z.object({ contacts: z.array(BulkContact).min(1).max(1000) }).openapi("BulkContacts");
@@ -239,7 +281,7 @@ export const BulkAnswer = z.object({
 
 const optionalText = z.string().max(255).nullable().optional();
 
-/** PATCH …/device-token body: `{token, platform, …}` or `{fcm_token?, apns_token?}`. */
+/** PATCH …/device-token body: `{token, platform, …}` or `{fcm_token?, apns_token?, platform?}`. */
 export const DeviceTokenBody = z.object({
   token: z.string().optional(),
   platform: z.enum(["android", "ios", "web"]).optional(),
@@ -257,9 +299,9 @@ export const DeviceTokenBody = z.object({
     ctx.addIssue({ code: "custom", path: ["platform"], message: "platform should not be empty" });
     return;
   }
-  const bad = (body.token !== undefined && !isValidDeviceToken(body.token, body.platform ?? "android")) ||
-    (body.fcm_token !== undefined && !isValidDeviceToken(body.fcm_token, "android")) ||
-    (body.apns_token !== undefined && !isValidDeviceToken(body.apns_token, "ios"));
+  const bad = (body.token !== undefined && !isValidDeviceToken(body.token)) ||
+    (body.fcm_token !== undefined && !isValidDeviceToken(body.fcm_token)) ||
+    (body.apns_token !== undefined && !isApnsToken(body.apns_token));
   if (bad) ctx.addIssue({ code: "custom", path: ["token"], message: INVALID_TOKEN });
 }).openapi("DeviceTokenUpdate");
 
@@ -268,6 +310,7 @@ export const DeviceToken = z.object({
   id: z.string(),
   token: z.string(),
   platform: z.enum(["android", "ios", "web"]),
+  provider: z.enum(["fcm", "apns"]).openapi({ description: "The service that delivers to this device" }),
   os_version: z.string().nullable(),
   app_version: z.string().nullable(),
   device_model: z.string().nullable(),

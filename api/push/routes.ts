@@ -49,7 +49,7 @@ export function pushRoutes(deps: Deps) {
       const { recipient } = await sendRecipient(deps, team.id, body, () => {
         const token = body.direct_device_token;
         if (!token) throw required("direct_device_token");
-        if (!isValidDeviceToken(token, body.direct_platform ?? DEFAULT_PLATFORM)) {
+        if (!isValidDeviceToken(token)) {
           throw new ValidationError("Invalid device token format", "invalid_device_token", {
             details: { field: "direct_device_token", code: "invalid_format" },
           });

@@ -14,6 +14,7 @@ export interface ContactFilters {
   /** Contacts carrying every one of these tags. */
   tags?: string[];
   isActive?: boolean;
+  isUnsubscribed?: boolean;
   /** Case-insensitive substring of first name, last name, email or external id. */
   search?: string;
   createdAfter?: Date;
@@ -46,6 +47,7 @@ function where(db: Db, teamId: string, f: ContactFilters): postgres.Fragment {
   return db`team_id = ${teamId}
     ${f.tags && f.tags.length > 0 ? db`and tags @> ${f.tags}::text[]` : db``}
     ${f.isActive === undefined ? db`` : db`and is_active = ${f.isActive}`}
+    ${f.isUnsubscribed === undefined ? db`` : db`and is_unsubscribed = ${f.isUnsubscribed}`}
     ${
     f.search
       ? db`and (first_name ilike ${pattern} or last_name ilike ${pattern}

@@ -3,6 +3,7 @@ import { asJson, type Db, type Sql } from "../db.ts";
 import { ConflictError } from "../errors.ts";
 import { isUniqueViolation } from "../errors.ts";
 import type { Channel } from "../providers/types.ts";
+import { overDefaults, type PreferencesInput } from "./preference_defaults.ts";
 
 /** A contact's subscription per (channel, category). */
 export type Preferences = Record<Channel, { transactional: boolean; promotional: boolean }>;
@@ -36,6 +37,10 @@ export interface NewContact {
   is_active?: boolean;
   custom_fields?: Record<string, unknown>;
   metadata?: Record<string, unknown>;
+  /** E.164: kept as `custom_fields.phone`, where SMS and WhatsApp sends read it. */
+  phone?: string;
+  /** Applied over the defaults. */
+  preferences?: PreferencesInput;
 }
 
 /** The team's contact with this external id. */
@@ -66,9 +71,17 @@ export function newContactRow(teamId: string, input: NewContact) {
     last_name: input.last_name ?? null,
     tags: input.tags ?? [],
     is_active: input.is_active ?? true,
-    custom_fields: asJson(input.custom_fields ?? {}),
+    custom_fields: asJson(withPhone(input.custom_fields ?? {}, input.phone)),
     metadata: asJson(input.metadata ?? {}),
+    preferences: asJson(overDefaults(input.preferences)),
   };
+}
+
+/** Custom fields with `phone` set (a top-level phone wins over one inside them), or removed for null. */
+function withPhone(fields: Record<string, unknown>, phone: string | null | undefined): Record<string, unknown> {
+  if (phone === undefined) return fields;
+  const { phone: _, ...rest } = fields;
+  return phone === null ? rest : { ...rest, phone };
 }
 
 /**
@@ -147,6 +160,8 @@ export interface ContactChanges {
   is_unsubscribed?: boolean;
   custom_fields?: Record<string, unknown>;
   metadata?: Record<string, unknown>;
+  /** E.164 to set as `custom_fields.phone`; null removes it. */
+  phone?: string | null;
 }
 
 const CHANGEABLE = [
@@ -172,11 +187,19 @@ export async function updateContact(
   for (const column of CHANGEABLE) {
     const value = changes[column];
     if (value === undefined) continue;
-    fields[column] = column === "custom_fields" || column === "metadata"
+    fields[column] = column === "custom_fields"
+      ? asJson(withPhone(value as Record<string, unknown>, changes.phone))
+      : column === "metadata"
       ? asJson(value)
       : value as postgres.ParameterOrJSON<never>;
   }
   const columns = Object.keys(fields);
+  // A phone without custom fields changes only that key of the stored ones.
+  const phone = changes.phone === undefined || changes.custom_fields !== undefined
+    ? db``
+    : changes.phone === null
+    ? db`, custom_fields = custom_fields - 'phone'`
+    : db`, custom_fields = custom_fields || ${db.json({ phone: changes.phone })}`;
   const unsubscribedAt = changes.is_unsubscribed === undefined
     ? db``
     : changes.is_unsubscribed
@@ -188,7 +211,7 @@ export async function updateContact(
     : db`update contacts set updated_at = now()`;
   try {
     const [row]: [ContactRow?] = await db`
-      ${update} ${unsubscribedAt}
+      ${update} ${unsubscribedAt} ${phone}
       where ${contactMatch(db, teamId, ref)}
       returning *`;
     return row;

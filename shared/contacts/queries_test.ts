@@ -2,7 +2,8 @@ import assert from "node:assert/strict";
 import { ConflictError } from "../errors.ts";
 import { dbTest, randomEmail, testDeps, testTeam } from "../testing.ts";
 import { createContacts } from "./bulk.ts";
-import { isValidDeviceToken } from "./device_tokens.ts";
+import { DEFAULT_PREFERENCES } from "./preference_defaults.ts";
+import { isApnsToken, isValidDeviceToken, pushServiceOf } from "./device_tokens.ts";
 import { setAll, summarisePreferences } from "./preferences.ts";
 import { createContact, deleteContact, findContact, isUuid, updateContact } from "./queries.ts";
 
@@ -33,15 +34,26 @@ Deno.test("summarisePreferences() counts the eight preferences and the subscribe
   ]);
 });
 
-Deno.test("isValidDeviceToken() takes 32–4,096 of [A-Za-z0-9_:.-], and exactly 64 hex on iOS", () => {
-  assert.ok(isValidDeviceToken("a".repeat(32), "android"));
-  assert.ok(isValidDeviceToken("A_b:c.d-" + "9".repeat(4088), "web"));
-  assert.ok(!isValidDeviceToken("a".repeat(31), "android"));
-  assert.ok(!isValidDeviceToken("a".repeat(4097), "android"));
-  assert.ok(!isValidDeviceToken("a".repeat(40) + "/", "web"));
-  assert.ok(isValidDeviceToken("0aF".repeat(21) + "b", "ios"));
-  assert.ok(!isValidDeviceToken("a".repeat(63), "ios"));
-  assert.ok(!isValidDeviceToken("g".repeat(64), "ios"));
+Deno.test("isValidDeviceToken() takes 32–4,096 of [A-Za-z0-9_:.-] on every platform; isApnsToken() 64 hex", () => {
+  assert.ok(isValidDeviceToken("a".repeat(32)));
+  assert.ok(isValidDeviceToken("A_b:c.d-" + "9".repeat(4088)));
+  assert.ok(!isValidDeviceToken("a".repeat(31)));
+  assert.ok(!isValidDeviceToken("a".repeat(4097)));
+  assert.ok(!isValidDeviceToken("a".repeat(40) + "/"));
+  assert.ok(isApnsToken("0aF".repeat(21) + "b"));
+  assert.ok(!isApnsToken("a".repeat(63)));
+  assert.ok(!isApnsToken("g".repeat(64)));
+});
+
+Deno.test("pushServiceOf() sends an iOS device's APNs token to APNs and every other token to FCM", () => {
+  const apns = "0aF".repeat(21) + "b";
+  const fcm = "dGVzdA:APA91b" + "x".repeat(140);
+  assert.equal(pushServiceOf(apns, "ios"), "apns");
+  assert.equal(pushServiceOf(fcm, "ios"), "fcm");
+  assert.equal(pushServiceOf(fcm, "android"), "fcm");
+  assert.equal(pushServiceOf(apns, "android"), "fcm");
+  assert.equal(pushServiceOf(fcm, "web"), "fcm");
+  assert.equal(pushServiceOf(apns, undefined), "fcm");
 });
 
 dbTest("findContact() never sends a non-UUID to a uuid cast and scopes by team", async () => {
@@ -84,4 +96,13 @@ dbTest("createContacts() inserts the batch once and skips existing and repeated 
     "You already have a contact with external_id e1",
   ]);
   assert.deepEqual(await createContacts(deps.sql, team.id, []), { created: [], skipped: [] });
+});
+
+dbTest("DEFAULT_PREFERENCES are the column default that other inserts get", async () => {
+  const deps = await testDeps();
+  const { team } = await testTeam(deps);
+  const [row] = await deps.sql`
+    insert into contacts (team_id, external_id, email) values (${team.id}, 'plain', ${randomEmail()})
+    returning preferences`;
+  assert.deepEqual(row.preferences, DEFAULT_PREFERENCES);
 });

@@ -1,18 +1,50 @@
 import type { Context, Next } from "hono";
 import type { Deps, Team } from "../deps.ts";
 import { AuthenticationError, ForbiddenError, UnauthorizedError } from "../errors.ts";
+import {
+  contactInBody,
+  contactInPath,
+  type ContactSubject,
+  eventContact,
+  externalIdInPath,
+  requireContactToken,
+} from "./contact_token_check.ts";
 import type { AppEnv } from "./env.ts";
 
-/** What a publishable key may do: create a contact, read and change its preferences, send an event. */
-const PUBLISHABLE_ALLOWED: [method: RegExp, path: RegExp][] = [
-  [/^POST$/, /^\/api\/v1\/contacts\/?$/],
-  [/^(GET|PATCH|PUT|DELETE|POST)$/, /^\/api\/v1\/contacts\/(external\/)?[^/]+\/preferences(\/.*)?$/],
-  [/^POST$/, /^\/api\/v1\/events\/send\/?$/],
+const PREFERENCE_METHODS = /^(GET|PATCH|PUT|DELETE|POST)$/;
+
+/**
+ * What a publishable key may do (a preference centre): create a contact; read one contact (by id or
+ * external id) with its preferences; change its preferences; register its device tokens; send an
+ * event. Each entry also says which contact the request is about, for contact tokens; the path's
+ * first group is the contact reference. The first entry that matches wins.
+ */
+const PUBLISHABLE_ALLOWED: { method: RegExp; path: RegExp; subject: ContactSubject }[] = [
+  { method: /^POST$/, path: /^\/api\/v1\/contacts\/?$/, subject: contactInBody },
+  { method: /^GET$/, path: /^\/api\/v1\/contacts\/external\/([^/]+)\/?$/, subject: externalIdInPath },
+  { method: /^PATCH$/, path: /^\/api\/v1\/contacts\/external\/([^/]+)\/device-token\/?$/, subject: externalIdInPath },
+  {
+    method: PREFERENCE_METHODS,
+    path: /^\/api\/v1\/contacts\/external\/([^/]+)\/preferences(\/.*)?$/,
+    subject: externalIdInPath,
+  },
+  { method: /^GET$/, path: /^\/api\/v1\/contacts\/([^/]+)\/?$/, subject: contactInPath },
+  { method: PREFERENCE_METHODS, path: /^\/api\/v1\/contacts\/([^/]+)\/preferences(\/.*)?$/, subject: contactInPath },
+  { method: /^POST$/, path: /^\/api\/v1\/events\/send\/?$/, subject: eventContact },
 ];
+
+/** What a publishable key's request is about, or undefined when such a key may not call it. */
+function publishableCall(method: string, path: string): { subject: ContactSubject; param?: string } | undefined {
+  for (const allowed of PUBLISHABLE_ALLOWED) {
+    const match = allowed.method.test(method) ? allowed.path.exec(path) : null;
+    if (match) return { subject: allowed.subject, param: match[1] };
+  }
+  return undefined;
+}
 
 /** True when a publishable key may call this method and path. */
 export function publishableMayCall(method: string, path: string): boolean {
-  return PUBLISHABLE_ALLOWED.some(([m, p]) => m.test(method) && p.test(path));
+  return publishableCall(method, path) !== undefined;
 }
 
 /**
@@ -33,14 +65,18 @@ export function apiKeyAuth(deps: Deps) {
 
 /**
  * Checks `X-Team-ID` when present (401 'Invalid team context') and keeps publishable keys to what
- * they may do (403). Runs after apiKeyAuth.
+ * they may do (403), with the contact token their team may require (401). Runs after apiKeyAuth.
  */
-export function keyScope() {
+export function keyScope(deps: Deps) {
   return async function scopeKey(c: Context<AppEnv>, next: Next): Promise<void> {
     if (!teamHeaderFits(c.req.header("x-team-id"), c.get("team"))) {
       throw new UnauthorizedError("Invalid team context", "invalid_team_context");
     }
-    if (!c.get("apiKey").secret && !publishableMayCall(c.req.method, c.req.path)) throw new ForbiddenError();
+    if (!c.get("apiKey").secret) {
+      const call = publishableCall(c.req.method, c.req.path);
+      if (!call) throw new ForbiddenError();
+      await requireContactToken(c, deps, call);
+    }
     await next();
   };
 }

@@ -3,7 +3,7 @@ import type { AppEnv } from "./env.ts";
 
 const ALLOW_METHODS = "GET, POST, PUT, PATCH, DELETE";
 /** What a browser client sends beyond the simple headers (answered when a preflight names none). */
-const ALLOW_HEADERS = "Content-Type, X-API-Key, X-Team-ID, Idempotency-Key";
+const ALLOW_HEADERS = "Content-Type, X-API-Key, X-Team-ID, X-Contact-Token, Idempotency-Key";
 /** What a browser client may read of an answer beyond the simple headers. */
 const EXPOSE_HEADERS =
   "X-Request-Id, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, Idempotent-Replayed";

@@ -54,3 +54,14 @@ dbTest("a request without an Origin header carries no CORS headers, and OPTIONS 
   const options = await app.request("/api/v1/contacts", { method: "OPTIONS", headers: ORIGIN });
   assert.equal(options.status, 401);
 });
+
+dbTest("a preflight naming no headers is told X-Contact-Token is allowed (a preference centre sends it)", async () => {
+  const { app } = await setup();
+  const res = await app.request("/api/v1/contacts/external/user_42/preferences", {
+    method: "OPTIONS",
+    headers: { ...ORIGIN, "Access-Control-Request-Method": "PATCH" },
+  });
+  assert.equal(res.status, 204);
+  const allowed = res.headers.get("access-control-allow-headers")!.toLowerCase().split(/,\s*/);
+  for (const name of ["x-api-key", "x-contact-token", "content-type"]) assert.ok(allowed.includes(name), name);
+});

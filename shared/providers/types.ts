@@ -24,6 +24,8 @@ export interface OutboundMessage {
   title?: string;
   /** Push platform of the device token. */
   platform?: "android" | "ios" | "web";
+  /** The push service that delivers the token (else derived from the token and platform). */
+  pushService?: "fcm" | "apns";
   imageUrl?: string;
   clickAction?: string;
   actions?: { title: string; action: string; icon?: string }[];
