@@ -40,7 +40,6 @@ Deno.test("every link of the README and the guides stays in the repository and f
       if (path === "") continue;
       const url = new URL(path, new URL(page, ROOT));
       assert.ok(url.href.startsWith(ROOT.href), `${page} links outside the repository: ${target}`);
-      const relative = url.href.slice(ROOT.href.length);
       const found = await Deno.stat(url).then(() => true, () => false);
       assert.ok(found, `${page} links to a missing file: ${target}`);
     }
