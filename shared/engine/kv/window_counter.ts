@@ -1,14 +1,6 @@
-import { kvKeys } from "./kv.ts";
-import { log } from "./log.ts";
-
-/** The outcome of counting one hit. */
-export interface Hit {
-  allowed: boolean;
-  limit: number;
-  remaining: number;
-  /** When the window ends (ms since the epoch). */
-  resetAt: number;
-}
+import { kvKeys } from "../../kv.ts";
+import { log } from "../../log.ts";
+import type { Hit, WindowCounters } from "../ports.ts";
 
 interface Slot {
   key: Deno.KvKey;
@@ -40,7 +32,7 @@ interface Log {
  * to KV in one atomic commit a few times a second (never one commit per request), merging other
  * processes' hits; within one process the count is exact.
  */
-export class WindowCounter {
+export class WindowCounter implements WindowCounters {
   #kv: Deno.Kv;
   #slots = new Map<string, Slot>();
   #logs = new Map<string, Log>();
