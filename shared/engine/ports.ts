@@ -14,7 +14,10 @@ export interface Hit {
   resetAt: number;
 }
 
-/** Counters over time windows: API rate limits, trigger limits, OTP send limits. */
+/**
+ * Counters over time windows: API rate limits, trigger limits, OTP send limits. Exact within a
+ * process; another process's hits count once flushed (each adapter flushes a few times a second).
+ */
 export interface WindowCounters {
   /** Counts one hit of `subject` under `name`, unless `limit` hits were counted in its fixed window of `windowMs`. */
   hit(name: string, subject: string, limit: number, windowMs: number, now: number): Promise<Hit>;

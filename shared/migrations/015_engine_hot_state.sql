@@ -2,14 +2,15 @@
 -- shared by every replica of the same DATABASE_URL. Each row carries `expires_at`, indexed, and the
 -- sweep (shared/engine/postgres/sweep.ts) deletes what is past it; reads ignore such rows meanwhile.
 
--- Fixed-window counters: hits of a subject under a named limit in one window (window_start in ms).
+-- Fixed-window counters: hits of a subject under a named limit in one window (its length and start in ms).
 create table engine_window_counts (
   name text not null,
   subject text not null,
+  window_ms bigint not null,
   window_start bigint not null,
   count integer not null,
   expires_at timestamptz(3) not null,
-  primary key (name, subject, window_start)
+  primary key (name, subject, window_ms, window_start)
 );
 create index engine_window_counts_expires on engine_window_counts (expires_at);
 

@@ -1,31 +1,76 @@
 import type { Sql } from "../../db.ts";
 import type { Hit, WindowCounters } from "../ports.ts";
+import { type CountAdd, type CountStore, type SlotKey, WindowSlots } from "../window_slots.ts";
 
-/**
- * Window counters in Postgres: every hit is one statement that counts and checks the limit under
- * the row's lock (`INSERT … ON CONFLICT DO UPDATE … WHERE`), so the count is exact across replicas.
- */
-export class PostgresCounters implements WindowCounters {
+/** Fixed-window counts in Postgres: every window touched since the last flush added to in one statement. */
+class PostgresCountStore implements CountStore {
   #sql: Sql;
 
   constructor(sql: Sql) {
     this.#sql = sql;
   }
 
-  async hit(name: string, subject: string, limit: number, windowMs: number, now: number): Promise<Hit> {
-    const windowStart = Math.floor(now / windowMs) * windowMs;
-    const resetAt = windowStart + windowMs;
-    if (limit <= 0) return { allowed: false, limit, remaining: 0, resetAt };
-    // Kept a window past its end, as the KV engine keeps it.
-    const expiresAt = new Date(resetAt + windowMs);
+  async read({ name, subject, window, windowMs }: SlotKey): Promise<number> {
     const [row]: [{ count: number }?] = await this.#sql`
-      insert into engine_window_counts as w (name, subject, window_start, count, expires_at)
-      values (${name}, ${subject}, ${windowStart}, 1, ${expiresAt})
-      on conflict (name, subject, window_start) do update set count = w.count + 1
-        where w.count < ${limit}
-      returning count`;
-    if (!row) return { allowed: false, limit, remaining: 0, resetAt };
-    return { allowed: true, limit, remaining: Math.max(0, limit - row.count), resetAt };
+      select count from engine_window_counts
+      where name = ${name} and subject = ${subject} and window_ms = ${windowMs} and window_start = ${
+      window * windowMs
+    }`;
+    return row?.count ?? 0;
+  }
+
+  async add(items: CountAdd[]): Promise<number[]> {
+    const keys = items.map((i) => i.key);
+    const rows: (Row & { count: number })[] = await this.#sql`
+      insert into engine_window_counts as w (name, subject, window_ms, window_start, count, expires_at)
+      select name, subject, window_ms, window_start, count, now() + keep_ms * interval '1 millisecond'
+      from unnest(
+        ${keys.map((k) => k.name)}::text[], ${keys.map((k) => k.subject)}::text[], ${
+      keys.map((k) => k.windowMs)
+    }::int8[],
+        ${keys.map((k) => k.window * k.windowMs)}::int8[], ${items.map((i) => i.add)}::int4[],
+        ${items.map((i) => i.keepMs)}::float8[]
+      ) as t(name, subject, window_ms, window_start, count, keep_ms)
+      on conflict (name, subject, window_ms, window_start) do update set count = w.count + excluded.count,
+        expires_at = greatest(w.expires_at, excluded.expires_at)
+      returning name, subject, window_ms, window_start, count`;
+    const totals = new Map(rows.map((r) => [rowId(r), r.count]));
+    return keys.map((k) =>
+      totals.get(rowId({ ...k, window_ms: k.windowMs, window_start: k.window * k.windowMs })) ?? 0
+    );
+  }
+}
+
+/** The primary key of a window's row. */
+interface Row {
+  name: string;
+  subject: string;
+  window_ms: number;
+  window_start: number;
+}
+
+function rowId(row: Row): string {
+  return JSON.stringify([row.name, row.subject, row.window_ms, row.window_start]);
+}
+
+/**
+ * Window counters in Postgres. Fixed windows (API and trigger rate limits, one hit per request) are
+ * counted in memory and added to their rows a few times a second in one statement, as the KV engine
+ * does: exact within a process, other replicas' hits merged at each flush. Sliding windows (the OTP
+ * send limits, which must hold across replicas) are one statement a hit that counts and checks under
+ * the row's lock (`INSERT … ON CONFLICT DO UPDATE … WHERE`), so they are exact everywhere.
+ */
+export class PostgresCounters implements WindowCounters {
+  #sql: Sql;
+  #fixed: WindowSlots;
+
+  constructor(sql: Sql, options: { flushMs?: number } = {}) {
+    this.#sql = sql;
+    this.#fixed = new WindowSlots(new PostgresCountStore(sql), options);
+  }
+
+  hit(name: string, subject: string, limit: number, windowMs: number, now: number): Promise<Hit> {
+    return this.#fixed.hit(name, subject, limit, windowMs, now);
   }
 
   async hitSliding(name: string, subject: string, limit: number, windowMs: number, now: number): Promise<Hit> {
@@ -55,12 +100,11 @@ export class PostgresCounters implements WindowCounters {
     return { allowed: false, limit, remaining: 0, resetAt: oldest + windowMs };
   }
 
-  /** Every hit is written when counted: nothing to flush. */
   flush(): Promise<void> {
-    return Promise.resolve();
+    return this.#fixed.flush();
   }
 
   close(): Promise<void> {
-    return Promise.resolve();
+    return this.#fixed.close();
   }
 }

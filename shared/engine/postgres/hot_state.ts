@@ -16,13 +16,14 @@ export function postgresHotState(sql: Sql, options: { sweep?: boolean } = {}): H
       sweepExpired(sql).catch((err) => log("warn", "hot-state sweep failed", { error: String(err) }));
     }, SWEEP_EVERY_MS)
     : undefined;
+  const counters = new PostgresCounters(sql);
   return {
-    counters: new PostgresCounters(sql),
+    counters,
     idempotency: new PostgresIdempotency(sql),
     otpSessions: new PostgresRecords(sql, "otp_sessions"),
-    close() {
+    async close() {
       clearInterval(timer);
-      return Promise.resolve();
+      await counters.close();
     },
   };
 }
