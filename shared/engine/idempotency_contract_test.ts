@@ -54,3 +54,19 @@ engineTest("IdempotencyStore: keeps and answers an answer far over a KV value (3
     record: { state: "done", fingerprint: "a", answer: large },
   });
 });
+
+engineTest("IdempotencyStore: answers completed at once for 30 keys are each kept with their key", async ({ hot }) => {
+  const scope = randomScope();
+  const keys = Array.from({ length: 30 }, (_, i) => `k${i}`);
+  const claims = await Promise.all(keys.map((key) => hot.idempotency.claim(scope, key, by(key))));
+  assert.ok(claims.every((c) => c.claimed));
+  const answerOf = (key: string) => ({ ...answer, body: JSON.stringify({ key }) });
+  await Promise.all(
+    keys.map((key) => hot.idempotency.complete(scope, key, { fingerprint: key, answer: answerOf(key), ttlMs: DAY_MS })),
+  );
+  const again = await Promise.all(keys.map((key) => hot.idempotency.claim(scope, key, by(key))));
+  assert.deepEqual(
+    again,
+    keys.map((key) => ({ claimed: false, record: { state: "done", fingerprint: key, answer: answerOf(key) } })),
+  );
+});
