@@ -10,34 +10,34 @@ class PostgresCountStore implements CountStore {
     this.#sql = sql;
   }
 
-  async read({ name, subject, window, windowMs }: SlotKey): Promise<number> {
+  async read(key: SlotKey): Promise<number> {
+    const start = key.window * key.windowMs;
     const [row]: [{ count: number }?] = await this.#sql`
       select count from engine_window_counts
-      where name = ${name} and subject = ${subject} and window_ms = ${windowMs} and window_start = ${
-      window * windowMs
-    }`;
+      where name = ${key.name} and subject = ${key.subject} and window_ms = ${key.windowMs} and window_start = ${start}`;
     return row?.count ?? 0;
   }
 
   async add(items: CountAdd[]): Promise<number[]> {
-    const keys = items.map((i) => i.key);
-    const rows: (Row & { count: number })[] = await this.#sql`
+    const rows = items.map(({ key }) => ({
+      name: key.name,
+      subject: key.subject,
+      window_ms: key.windowMs,
+      window_start: key.window * key.windowMs,
+    }));
+    const column = <K extends keyof Row>(name: K) => rows.map((r) => r[name]);
+    const totals: (Row & { count: number })[] = await this.#sql`
       insert into engine_window_counts as w (name, subject, window_ms, window_start, count, expires_at)
       select name, subject, window_ms, window_start, count, now() + keep_ms * interval '1 millisecond'
       from unnest(
-        ${keys.map((k) => k.name)}::text[], ${keys.map((k) => k.subject)}::text[], ${
-      keys.map((k) => k.windowMs)
-    }::int8[],
-        ${keys.map((k) => k.window * k.windowMs)}::int8[], ${items.map((i) => i.add)}::int4[],
-        ${items.map((i) => i.keepMs)}::float8[]
+        ${column("name")}::text[], ${column("subject")}::text[], ${column("window_ms")}::int8[],
+        ${column("window_start")}::int8[], ${items.map((i) => i.add)}::int4[], ${items.map((i) => i.keepMs)}::float8[]
       ) as t(name, subject, window_ms, window_start, count, keep_ms)
       on conflict (name, subject, window_ms, window_start) do update set count = w.count + excluded.count,
         expires_at = greatest(w.expires_at, excluded.expires_at)
       returning name, subject, window_ms, window_start, count`;
-    const totals = new Map(rows.map((r) => [rowId(r), r.count]));
-    return keys.map((k) =>
-      totals.get(rowId({ ...k, window_ms: k.windowMs, window_start: k.window * k.windowMs })) ?? 0
-    );
+    const byRow = new Map(totals.map((t) => [rowId(t), t.count]));
+    return rows.map((r) => byRow.get(rowId(r)) ?? 0);
   }
 }
 

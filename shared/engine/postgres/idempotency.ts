@@ -82,10 +82,10 @@ export class PostgresIdempotency implements IdempotencyStore {
     const taken: { scope: string; key: string }[] = await this.#sql`
       insert into engine_idempotency as i (scope, key, fingerprint, state, expires_at)
       select scope, key, fingerprint, 'in_flight', now() + ms * interval '1 millisecond'
-      from unnest(${first.map((w) => w.scope)}::text[], ${first.map((w) => w.key)}::text[],
-        ${first.map((w) => w.fingerprint)}::text[], ${
-      first.map((w) => w.inFlightMs)
-    }::float8[]) as t(scope, key, fingerprint, ms)
+      from unnest(
+        ${first.map((w) => w.scope)}::text[], ${first.map((w) => w.key)}::text[],
+        ${first.map((w) => w.fingerprint)}::text[], ${first.map((w) => w.inFlightMs)}::float8[]
+      ) as t(scope, key, fingerprint, ms)
       on conflict (scope, key) do update set
         fingerprint = excluded.fingerprint, state = 'in_flight', status = null, content_type = null, body = null,
         expires_at = excluded.expires_at
@@ -93,12 +93,11 @@ export class PostgresIdempotency implements IdempotencyStore {
       returning scope, key`;
     const ours = new Set(taken.map(idOf));
     const lost = first.filter((w) => !ours.has(idOf(w)));
+    const scopes = lost.map((w) => w.scope);
+    const keys = lost.map((w) => w.key);
     const held: (Row & { scope: string; key: string })[] = lost.length === 0 ? [] : await this.#sql`
       select scope, key, fingerprint, state, status, content_type, body from engine_idempotency
-      where (scope, key) in (select * from unnest(${lost.map((w) => w.scope)}::text[], ${
-      lost.map((w) => w.key)
-    }::text[]))
-        and expires_at > now()`;
+      where (scope, key) in (select * from unnest(${scopes}::text[], ${keys}::text[])) and expires_at > now()`;
     const records = new Map(held.map((row) => [idOf(row), toRecord(row)]));
     for (const w of group) {
       const id = idOf(w);
