@@ -11,6 +11,11 @@ const ConfigSchema = z.object({
   PORT: int(8000),
   HOST: z.string().default("0.0.0.0"),
   DATABASE_URL: z.string().optional(),
+  /**
+   * Where the queue and the hot state (OTP sessions, rate-limit windows, idempotency records …) live:
+   * `kv` (Deno KV, one process per KV file) or `postgres` (the database of DATABASE_URL, shared by replicas).
+   */
+  ENGINE: z.enum(["kv", "postgres"]).default("kv"),
   /** Folder of the embedded Postgres; `memory://` keeps it in memory. */
   PGLITE_DIR: z.string().default("./.data/pg"),
   KV_PATH: z.string().default("./.data/kv.sqlite3"),
@@ -100,14 +105,30 @@ const ConfigSchema = z.object({
 /** The parsed configuration. */
 export type Config = z.infer<typeof ConfigSchema>;
 
+/** What stops the start in the choice of engine, one entry per variable at fault. */
+function engineProblems(config: Config): { variable: string; message: string }[] {
+  // The embedded Postgres belongs to one process: replicas that share hot state need a server.
+  if (config.ENGINE === "postgres" && !config.DATABASE_URL) {
+    return [{
+      variable: "ENGINE",
+      message: "ENGINE=postgres needs DATABASE_URL, the Postgres server the replicas share",
+    }];
+  }
+  return [];
+}
+
 /** Parses an environment into a Config, failing with one line per bad variable. */
 export function parseConfig(env: Record<string, string | undefined>): Config {
   const cleaned = Object.fromEntries(
     Object.entries(env).filter(([, v]) => v !== undefined && v !== ""),
   );
   const result = ConfigSchema.safeParse(cleaned);
-  if (!result.success) {
-    const lines = result.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+  const problems = result.success ? engineProblems(result.data) : result.error.issues.map((i) => ({
+    variable: i.path.join("."),
+    message: i.message,
+  }));
+  if (!result.success || problems.length > 0) {
+    const lines = problems.map((p) => `  ${p.variable}: ${p.message}`);
     throw new Error(`Cannot start: invalid configuration\n${lines.join("\n")}`);
   }
   return result.data;

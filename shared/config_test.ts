@@ -30,3 +30,15 @@ Deno.test("parseConfig: every bad variable has a line of its own", () => {
   const lines = message.split("\n").slice(1).map((l) => l.trim().split(":")[0]).sort();
   assert.deepEqual(lines, ["FANOUT_PAGE_SIZE", "LOG_LEVEL", "PORT"]);
 });
+
+Deno.test("parseConfig: ENGINE is kv unless set, and takes only kv or postgres", () => {
+  assert.equal(parseConfig({}).ENGINE, "kv");
+  assert.equal(parseConfig({ ENGINE: "postgres", DATABASE_URL: "postgres://db/app" }).ENGINE, "postgres");
+  assert.match(refusal({ ENGINE: "redis" }), /^Cannot start: invalid configuration\n {2}ENGINE: /);
+});
+
+Deno.test("parseConfig: ENGINE=postgres without DATABASE_URL stops the start, naming both variables", () => {
+  const message = refusal({ ENGINE: "postgres" });
+  assert.match(message, /^Cannot start: invalid configuration\n {2}ENGINE: /);
+  assert.match(message, /ENGINE=postgres needs DATABASE_URL/);
+});

@@ -3,7 +3,7 @@ import type { Sql } from "./db.ts";
 import type { KeyCache } from "./api_keys.ts";
 import type { KvCommitter } from "./kv.ts";
 import type { Providers } from "./providers/registry.ts";
-import type { WindowCounter } from "./window_counter.ts";
+import type { ExpiringRecords, IdempotencyStore, WindowCounters } from "./engine/ports.ts";
 
 /** Everything a role needs at run time, built once by the entry point (or a test). */
 export interface Deps {
@@ -12,8 +12,12 @@ export interface Deps {
   kv: Deno.Kv;
   /** Group-commits KV writes of concurrent requests. */
   committer: KvCommitter;
-  /** Fixed-window counters (rate limits), written to KV in groups. */
-  counter: WindowCounter;
+  /** Counters over windows (rate limits, OTP send limits), in the engine's hot state. */
+  counter: WindowCounters;
+  /** Idempotency-Key records, in the engine's hot state. */
+  idempotency: IdempotencyStore;
+  /** OTP sessions (per team) with their active index, in the engine's hot state. */
+  otpSessions: ExpiringRecords;
   /** API keys looked up recently. */
   keys: KeyCache;
   /** The provider of each channel. */

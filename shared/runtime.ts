@@ -5,7 +5,7 @@ import type { Deps } from "./deps.ts";
 import { KvCommitter, openKv } from "./kv.ts";
 import { migrate } from "./migrate.ts";
 import { createProviders } from "./providers/registry.ts";
-import { WindowCounter } from "./window_counter.ts";
+import { assertEngineReady, openHotState } from "./engine/select.ts";
 
 /** The running service's dependencies and how to release them. */
 export interface Runtime {
@@ -22,16 +22,20 @@ interface RuntimeOptions {
 
 /** Opens the database (migrated) and KV, and builds the shared dependencies. */
 export async function startRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
+  assertEngineReady(config);
   const database = await connectDatabase(config, { schema: options.schema });
   await migrate(database.sql);
   const kv = await openKv(config.DENO_DEPLOYMENT_ID ? undefined : config.KV_PATH);
-  const counter = new WindowCounter(kv);
+  const committer = new KvCommitter(kv);
+  const hot = openHotState(config, { kv, committer, sql: database.sql });
   const deps: Deps = {
     config,
     sql: database.sql,
     kv,
-    committer: new KvCommitter(kv),
-    counter,
+    committer,
+    counter: hot.counters,
+    idempotency: hot.idempotency,
+    otpSessions: hot.otpSessions,
     keys: new KeyCache(),
     providers: createProviders(config, database.sql),
     now: options.now ?? Date.now,
@@ -40,7 +44,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     deps,
     database,
     async close() {
-      await counter.close();
+      await hot.close();
       kv.close();
       await database.close();
     },

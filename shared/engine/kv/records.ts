@@ -1,0 +1,53 @@
+import type { ActiveCount, ExpiringRecords, PutOptions, Versioned } from "../ports.ts";
+import type { CheckedCommitter } from "./checked_commit.ts";
+
+/** Where a kind of record lives in KV: the record, and its entry in its scope's index of active ones. */
+export interface RecordKeys {
+  record: (scope: string, id: string) => Deno.KvKey;
+  active: (scope: string, id: string) => Deno.KvKey;
+  activeOf: (scope: string) => Deno.KvKey;
+}
+
+/**
+ * Records in Deno KV, each written with its active-index entry in one atomic commit checked against
+ * the versionstamp read; concurrent writes to other records share that commit (group commit).
+ */
+export class KvRecords implements ExpiringRecords {
+  #kv: Deno.Kv;
+  #committer: CheckedCommitter;
+  #keys: RecordKeys;
+
+  constructor(kv: Deno.Kv, committer: CheckedCommitter, keys: RecordKeys) {
+    this.#kv = kv;
+    this.#committer = committer;
+    this.#keys = keys;
+  }
+
+  async get<T>(scope: string, id: string): Promise<Versioned<T> | null> {
+    const entry = await this.#kv.get<T>(this.#keys.record(scope, id));
+    return entry.versionstamp === null ? null : { value: entry.value as T, version: entry.versionstamp };
+  }
+
+  put<T>(scope: string, id: string, value: T, options: PutOptions): Promise<boolean> {
+    const key = this.#keys.record(scope, id);
+    const activeKey = this.#keys.active(scope, id);
+    return this.#committer.commit([key, activeKey], (op) => {
+      op.check({ key, versionstamp: options.expected });
+      op.set(key, value, { expireIn: Math.max(1, options.ttlMs) });
+      if (options.activeUntil === null) op.delete(activeKey);
+      else op.set(activeKey, options.activeUntil, { expireIn: Math.max(1, options.activeUntil - Date.now()) });
+    });
+  }
+
+  async countActive(scope: string, now: number): Promise<ActiveCount> {
+    let count = 0;
+    let soonest = Infinity;
+    // KV may still list an entry past its expireIn: its value, the end, decides.
+    for await (const entry of this.#kv.list<number>({ prefix: this.#keys.activeOf(scope) })) {
+      if (entry.value <= now) continue;
+      count++;
+      soonest = Math.min(soonest, entry.value);
+    }
+    return { count, soonestEnd: Number.isFinite(soonest) ? soonest : null };
+  }
+}

@@ -1,0 +1,30 @@
+import type { Config } from "../config.ts";
+import type { Sql } from "../db.ts";
+import type { KvCommitter } from "../kv.ts";
+import { kvHotState } from "./kv/hot_state.ts";
+import type { HotState } from "./ports.ts";
+import { postgresHotState } from "./postgres/hot_state.ts";
+
+/** What either engine's hot state is built on. */
+export interface EngineParts {
+  kv: Deno.Kv;
+  committer: KvCommitter;
+  sql: Sql;
+}
+
+/** The hot-state ports of the configured engine. */
+export function openHotState(config: Config, parts: EngineParts): HotState {
+  return config.ENGINE === "postgres"
+    ? postgresHotState(parts.sql, { sweep: true })
+    : kvHotState(parts.kv, parts.committer);
+}
+
+/**
+ * Stops a start on an engine that cannot yet hold everything: with ENGINE=postgres the queue would
+ * still be each process's Deno KV, so replicas would not be one service.
+ */
+export function assertEngineReady(config: Config): void {
+  if (config.ENGINE === "postgres") {
+    throw new Error("Cannot start: ENGINE=postgres: the queue adapter is not available yet; use ENGINE=kv");
+  }
+}
