@@ -107,3 +107,34 @@ dbTest("a fan-out records on each message the variables its contact could not fi
   assert.deepEqual(byContact[nameless.id], ["contact_first_name"]);
   assert.equal(Object.values(byContact).filter((m) => (m as string[]).length === 0).length, 1);
 });
+
+dbTest(
+  "the multi-channel trigger warns per channel, and an empty wallet does not stop it without providers",
+  async () => {
+    const { deps, team, call, finished } = await setup();
+    await upsertTemplate(deps.sql, team.id, "email", "order", { subject: "Order {{order}}", html: "<p>{{order}}</p>" });
+    await upsertTemplate(deps.sql, team.id, "sms", "order", { body: "Order {{order}} for {{contact_first_name}}" });
+    const contact = await createContact(deps.sql, team.id, {
+      email: `buyer.${crypto.randomUUID().slice(0, 8)}@example.com`,
+      first_name: "Ann",
+      custom_fields: { phone: "+14155550124" },
+    });
+    const res = await call("POST", "/api/v1/messages/trigger", {
+      recipient_type: "contact",
+      contact_external_id: contact.external_id,
+      channels: ["email", "sms"],
+      template_key: "order",
+    });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    assert.deepEqual(res.body.warnings, [
+      "email: Template variables with no value render empty: order",
+      noProviderNote("email"),
+      "sms: Template variables with no value render empty: order",
+      noProviderNote("sms"),
+    ]);
+    const trigger = await finished(res.body.trigger_id);
+    assert.equal(trigger.summary.sent, 2);
+    assert.deepEqual(trigger.missing_variables, ["order"]);
+    assert.equal(await balanceMicros(deps.sql, team.id), 0);
+  },
+);

@@ -111,6 +111,7 @@ export const TriggerAccepted = z.object({
   executions: z.array(z.object({ channel: z.string(), execution_id: z.string() })),
   scheduled_for: timestamp.optional(),
   data: z.object({ trigger_id: z.string(), job_id: z.string() }),
+  warnings: AcceptedSend.shape.warnings,
 }).openapi("TriggerAccepted");
 
 /** An execution (one channel of a trigger). */
