@@ -26,7 +26,7 @@ import { log, setLogLevel } from "./shared/log.ts";
 import { waitForJobs } from "./shared/metrics.ts";
 import { ALL_ROLES, type Roles, singleRoleConfigOrExit } from "./shared/roles.ts";
 import { startRuntime } from "./shared/runtime.ts";
-import { messageRoutesNotice } from "./shared/providers/registry.ts";
+import { logMessageRoutes } from "./shared/providers/registry.ts";
 import { ensureAdminToken, seedDemo } from "./shared/seed.ts";
 import { startWorker } from "./worker/queue.ts";
 
@@ -96,7 +96,7 @@ export async function serve(roles: Roles): Promise<void> {
   const all = roles.api && roles.otp && roles.worker;
   const config = ensureAdminToken(all ? loaded : singleRoleConfigOrExit(loaded, roles));
   const runtime = await startRuntime(config);
-  log("info", "message routes", messageRoutesNotice(config));
+  logMessageRoutes(config);
   await seedDemo(runtime.deps);
   if (roles.worker) startWorker(runtime.deps);
   const app = createService(runtime.deps, roles);

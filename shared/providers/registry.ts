@@ -1,5 +1,6 @@
 import type { Config } from "../config.ts";
 import type { Db } from "../db.ts";
+import { log } from "../log.ts";
 import { createApnsProvider } from "./apns.ts";
 import { createFcmProvider, type FcmServiceAccount } from "./fcm.ts";
 import { OutboxProvider } from "./outbox.ts";
@@ -80,13 +81,14 @@ export function messageRoutes(config: Config): Record<Channel, string> {
   return { email: route("email"), sms: route("sms"), whatsapp: route("whatsapp"), push };
 }
 
-/** The start-up log's fields: where each channel's live-key messages go, and where test keys' go. */
-export function messageRoutesNotice(config: Config): Record<string, unknown> {
-  return {
-    live: messageRoutes(config),
-    test_keys: "outbox",
-    outbox_billed: config.BILL_OUTBOX,
-  };
+/**
+ * The start-up log line that says where each channel's live-key messages go (and test keys': the
+ * outbox); a warning when some channel has no provider, so that it is not missed in production.
+ */
+export function logMessageRoutes(config: Config): void {
+  const live = messageRoutes(config);
+  const level = Object.values(live).includes(NO_PROVIDER) ? "warn" : "info";
+  log(level, "message routes", { live, test_keys: "outbox", outbox_billed: config.BILL_OUTBOX });
 }
 
 /**
