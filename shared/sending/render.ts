@@ -136,8 +136,9 @@ export function unfilledVariables(
 ): string[] {
   const direct = recipient.type === "direct";
   const info = direct ? { first_name: recipient.first_name, last_name: recipient.last_name } : ANY_CONTACT;
-  const phone = content.channel === "sms" || content.channel === "whatsapp";
-  const country = direct && phone ? countryOfE164(recipient.address) : undefined;
+  // The country matters only to a template with variations (reading it from the number is the dear part).
+  const varies = Object.keys(template?.country_variations ?? {}).length > 0;
+  const country = direct && varies && content.channel === "sms" ? countryOfE164(recipient.address) : undefined;
   return [...new Set(renderContent(content, template, variables, info, country).missing)];
 }
 
