@@ -26,8 +26,18 @@ import { log, setLogLevel } from "./shared/log.ts";
 import { waitForJobs } from "./shared/metrics.ts";
 import { ALL_ROLES, type Roles, singleRoleConfigOrExit } from "./shared/roles.ts";
 import { startRuntime } from "./shared/runtime.ts";
+import { logMessageRoutes } from "./shared/providers/registry.ts";
 import { ensureAdminToken, seedDemo } from "./shared/seed.ts";
 import { startWorker } from "./worker/queue.ts";
+
+/** What `GET /` answers: where the reference, the document and the API are. */
+export const ROOT_LINKS = {
+  message: "Multi-channel messaging API: see /docs for the interactive reference",
+  docs: "/docs",
+  openapi: "/api/v1/openapi.json",
+  api: "/api/v1",
+  health: "/healthz",
+} as const;
 
 /** The HTTP face of `roles` as one Hono app (every role by default); health, metrics and docs in each. */
 export function createService(deps: Deps, roles: Roles = ALL_ROLES) {
@@ -44,6 +54,8 @@ export function createService(deps: Deps, roles: Roles = ALL_ROLES) {
     name: "X-API-Key",
   });
   app.get("/docs", Scalar({ url: "/api/v1/openapi.json", pageTitle: "Messaging API reference" }));
+  // Someone who opens the bare address (a browser, curl) is pointed at the reference.
+  app.get("/", (c) => c.json(ROOT_LINKS));
   // Provider callbacks carry no API key (each is checked by its provider's signature): mounted before
   // the key check, like the document above, so that they answer first.
   if (roles.api) app.route("/api/v1/inbound", inboundRoutes(deps));
@@ -84,6 +96,7 @@ export async function serve(roles: Roles): Promise<void> {
   const all = roles.api && roles.otp && roles.worker;
   const config = ensureAdminToken(all ? loaded : singleRoleConfigOrExit(loaded, roles));
   const runtime = await startRuntime(config);
+  logMessageRoutes(config);
   await seedDemo(runtime.deps);
   if (roles.worker) startWorker(runtime.deps);
   const app = createService(runtime.deps, roles);

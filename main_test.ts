@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createService } from "./main.ts";
+import { createService, ROOT_LINKS } from "./main.ts";
 import { dbTest, randomEmail, testDeps, testTeam } from "./shared/testing.ts";
 
 dbTest("GET /healthz answers ok when the database and KV answer", async () => {
@@ -23,6 +23,48 @@ dbTest("an unknown route is 404 'Cannot <METHOD> <path>' in Shape A", async () =
   });
 });
 
+dbTest("a known path asked with another method is 405 with Allow; an unknown path stays 404", async () => {
+  const deps = await testDeps();
+  const app = createService(deps);
+  const { keys } = await testTeam(deps);
+  const headers = { "X-API-Key": keys.live };
+  const get = await app.request("/api/v1/sms/send", { headers });
+  assert.equal(get.status, 405);
+  assert.equal(get.headers.get("allow"), "POST");
+  assert.deepEqual(await get.json(), {
+    statusCode: 405,
+    message: "Cannot GET /api/v1/sms/send: this path answers POST",
+    error: "Method Not Allowed",
+    code: "method_not_allowed",
+    allowed_methods: ["POST"],
+  });
+  // A path with parameters: the methods of every route that matches it.
+  const contact = await app.request(`/api/v1/contacts/${crypto.randomUUID()}`, { method: "POST", headers });
+  assert.equal(contact.status, 405);
+  assert.equal(contact.headers.get("allow"), "GET, HEAD, PUT, PATCH, DELETE");
+  // Outside /api/v1, where no key is asked for.
+  const health = await app.request("/healthz", { method: "DELETE" });
+  assert.equal(health.status, 405);
+  assert.equal(health.headers.get("allow"), "GET, HEAD");
+  assert.equal((await app.request("/api/v1/nothing/here", { method: "PATCH", headers })).status, 404);
+  // A browser's preflight is still answered before any of this.
+  const preflight = await app.request("/api/v1/contacts", {
+    method: "OPTIONS",
+    headers: { Origin: "https://example.com", "Access-Control-Request-Method": "POST" },
+  });
+  assert.equal(preflight.status, 204);
+});
+
+dbTest("GET / points at /docs and the OpenAPI document", async () => {
+  const app = createService(await testDeps());
+  const res = await app.request("/");
+  assert.equal(res.status, 200);
+  const body = await res.json();
+  assert.deepEqual(body, ROOT_LINKS);
+  assert.equal((await app.request(body.docs)).status, 200);
+  assert.equal((await app.request(body.openapi)).status, 200);
+});
+
 dbTest("a missing or unknown API key is 401 in Shape B with the message on top too", async () => {
   const app = createService(await testDeps());
   const missing = await app.request("/api/v1/contacts");
@@ -30,7 +72,12 @@ dbTest("a missing or unknown API key is 401 in Shape B with the message on top t
   assert.deepEqual(await missing.json(), {
     statusCode: 401,
     message: "Missing API key",
-    error: { type: "authentication_error", message: "Missing API key" },
+    error: {
+      type: "authentication_error",
+      message: "Missing API key",
+      details: "Send the API key in the X-API-Key header",
+    },
+    hint: "Send the API key in the X-API-Key header",
   });
   const unknown = await app.request("/api/v1/contacts", { headers: { "X-API-Key": "sk_live_nope" } });
   assert.equal((await unknown.json()).error.message, "Invalid API key");

@@ -110,15 +110,8 @@ function startService(dir: string) {
   };
   return {
     output: () => output,
-    /** The `export …` line of the first start's notice. */
-    exportLine: () =>
-      until(
-        "it printed an export line",
-        () =>
-          Promise.resolve(
-            output.split("\n").find((line) => line.startsWith("export ") && output.includes(`${line}\n`)),
-          ),
-      ),
+    /** The `export …` line that the first start's notice carries as its `shell` field. */
+    exportLine: () => until("it printed the demo team's notice", () => Promise.resolve(shellOfNotice(output))),
     /** Resolves once GET /healthz answers 200. */
     healthy: () =>
       until("it was healthy", async () => {
@@ -170,4 +163,14 @@ async function runBlock(script: string, state: string, names: string[]): Promise
   const out = await new Deno.Command("bash", { args: ["-c", wrapped], stdout: "piped", stderr: "piped" }).output();
   const decode = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
   return { code: out.code, output: decode(out.stdout) + decode(out.stderr) };
+}
+
+/** The `shell` field of the first complete JSON line that has one (the demo team's notice). */
+function shellOfNotice(output: string): string | undefined {
+  for (const line of output.split("\n").slice(0, -1)) {
+    if (!line.startsWith("{")) continue;
+    const shell = (JSON.parse(line) as { shell?: unknown }).shell;
+    if (typeof shell === "string") return shell;
+  }
+  return undefined;
 }

@@ -156,3 +156,17 @@ dbTest("a message the provider refuses is refunded and reported unsent", async (
   const session = await world.deps.kv.get(kvKeys.otp.session(world.team.id, body.session_id));
   assert.ok(session.value, "the session stays: a resend can try again");
 });
+
+dbTest(
+  "with no provider configured, a live OTP pays the verification fee only: its messages stay in the outbox",
+  async () => {
+    const world = await otpWorld({ config: { ...PRICES, BILL_OUTBOX: false }, balance: 1 });
+    const res = await world.post("/send", threeChannels());
+    assert.equal(res.status, 200);
+    assert.equal(spent(await entries(world)), toMicros(0.005));
+    // Custom templates, charged as each is sent: nothing more either.
+    await customTemplates(world);
+    assert.equal((await world.post("/send", threeChannels())).status, 200);
+    assert.equal(spent(await entries(world)), toMicros(0.005) * 2);
+  },
+);

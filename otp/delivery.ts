@@ -6,6 +6,7 @@ import { newUlid } from "../shared/sending/ids.ts";
 import { toUsd } from "../shared/money.ts";
 import { balanceMicros, charge, refund } from "../shared/wallet.ts";
 import type { OtpChannel } from "./codes.ts";
+import { outboxForWantOfProvider } from "../shared/providers/registry.ts";
 import { deliveryCost } from "./pricing.ts";
 import { builtIn, type OtpTemplate, type RenderedOtp, renderOtp, resolveOtpTemplate } from "./templates.ts";
 
@@ -55,7 +56,9 @@ export async function planMessages(deps: Deps, teamId: string, input: MessageInp
       template = builtIn(template);
       message = renderOtp(template, variables)!;
     }
-    return { channel, to, template, message, cost: deliveryCost(deps.config, channel, message.text) };
+    // Kept in the outbox for want of a provider: the delivery is free (the verification fee is not).
+    const cost = outboxForWantOfProvider(deps, channel, false) ? 0 : deliveryCost(deps.config, channel, message.text);
+    return { channel, to, template, message, cost };
   }));
 }
 

@@ -38,6 +38,11 @@ const ConfigSchema = z.object({
   WHATSAPP_FROM: z.string().default("+15005550006"),
   PUSH_APP: z.string().default("default"),
 
+  /**
+   * Charge live-key messages that go to the outbox for want of a provider, as if a provider sent them
+   * (tests and billing demos); off, they are free and their record says why.
+   */
+  BILL_OUTBOX: bool.default(false),
   RESEND_API_KEY: z.string().optional(),
   RESEND_BASE_URL: z.string().url().optional(),
   TWILIO_ACCOUNT_SID: z.string().optional(),

@@ -60,15 +60,18 @@ export class ValidationError extends AppError {
 
 /** 401 for a bad team context (Shape A; a bad key is AuthenticationError). */
 export class UnauthorizedError extends AppError {
-  constructor(message: string, code = "unauthorized") {
-    super(401, code, message);
+  constructor(message: string, code = "unauthorized", extra?: ErrorExtra) {
+    super(401, code, message, { extra });
   }
 }
 
-/** 401 Shape B: missing or unknown API key. */
+/**
+ * 401 Shape B: missing or unknown API key. `hint` says what to do (it names the header); it goes
+ * beside the message, which stays the one clients know.
+ */
 export class AuthenticationError extends AppError {
-  constructor(message: "Invalid API key" | "Missing API key") {
-    super(401, "authentication_error", message);
+  constructor(message: "Invalid API key" | "Missing API key", hint?: string) {
+    super(401, "authentication_error", message, { extra: hint === undefined ? {} : { hint } });
   }
 }
 
@@ -118,12 +121,17 @@ export function shapeA(err: AppError): Record<string, unknown> {
   };
 }
 
-/** Shape B body (authentication), with Shape A's top-level fields so either reader finds the message. */
+/**
+ * Shape B body (authentication), with Shape A's top-level fields so either reader finds the message;
+ * a hint is both on top and as the error's `details` (Shape B's own place for more).
+ */
 export function shapeB(err: AppError): Record<string, unknown> {
+  const hint = err.extra.hint;
   return {
     statusCode: err.status,
     message: err.body,
-    error: { type: err.code, message: err.body },
+    error: { type: err.code, message: err.body, ...(hint === undefined ? {} : { details: hint }) },
+    ...(hint === undefined ? {} : { hint }),
   };
 }
 

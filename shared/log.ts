@@ -14,10 +14,15 @@ export function logs(level: Exclude<LogLevel, "silent">): boolean {
   return LEVELS[level] >= threshold;
 }
 
+/** One log line as text: `{time, level, msg, ...fields}` as JSON (also what start-up notices print). */
+export function logLine(level: Exclude<LogLevel, "silent">, msg: string, fields: Record<string, unknown> = {}): string {
+  return JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields });
+}
+
 /** Writes one JSON line: `{time, level, msg, ...fields}`. */
 export function log(level: Exclude<LogLevel, "silent">, msg: string, fields: Record<string, unknown> = {}): void {
   if (LEVELS[level] < threshold) return;
-  const line = JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields });
+  const line = logLine(level, msg, fields);
   if (LEVELS[level] >= LEVELS.warn) console.error(line);
   else console.log(line);
 }

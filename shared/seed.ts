@@ -3,6 +3,7 @@ import type { Config } from "./config.ts";
 import type { Db } from "./db.ts";
 import type { Deps, Team } from "./deps.ts";
 import { setDomainVerified } from "./identities.ts";
+import { logLine } from "./log.ts";
 import { toMicros } from "./money.ts";
 import { createTeam, type TeamKeys } from "./teams.ts";
 import { upsertTemplate } from "./templates.ts";
@@ -16,12 +17,16 @@ export const DEMO_BALANCE_USD = 100;
 
 /**
  * The configuration with an admin token: the configured one, or a random one (32 base62
- * characters) generated for this run and printed, so the admin API is never open.
+ * characters) generated for this run and printed (a JSON line, like every line the service
+ * writes), so the admin API is never open. A lost token costs a restart, never data: each start
+ * without ADMIN_TOKEN prints a new one, and one set in ADMIN_TOKEN holds across restarts.
  */
 export function ensureAdminToken(config: Config, print: Print = console.log): Config {
   if (config.ADMIN_TOKEN) return config;
   const token = randomBase62(32);
-  print(`Admin token for this run (set ADMIN_TOKEN to keep one across restarts): ${token}`);
+  print(logLine("warn", "admin token generated for this run: set ADMIN_TOKEN to keep one across restarts", {
+    admin_token: token,
+  }));
   return { ...config, ADMIN_TOKEN: token };
 }
 
@@ -60,23 +65,21 @@ export async function databaseIsEmpty(db: Db): Promise<boolean> {
   return !row.found;
 }
 
-/** The notice printed once when the demo team is created. */
+/**
+ * The notice printed once when the demo team is created: one JSON line (a log collector reads it
+ * like the others). Keys missed here are replaced through the admin API (GET /admin/v1/teams, then
+ * POST /admin/v1/teams/{team_id}/keys).
+ */
 export function demoNotice(demo: { team: Team; keys: TeamKeys }, config: Config): string {
-  const rule = "=".repeat(72);
-  return [
-    rule,
-    "Demo team created (these keys are shown only this once)",
-    `  Team:             ${demo.team.name} (${demo.team.id}, plan ${demo.team.plan})`,
-    `  Live secret key:  ${demo.keys.live}`,
-    `  Test secret key:  ${demo.keys.test}`,
-    `  Publishable key:  ${demo.keys.publishable}`,
-    `  Wallet:           ${DEMO_BALANCE_USD} USD`,
-    `  Templates:        'welcome' for email, sms, whatsapp and push`,
-    `  Admin token:      ${config.ADMIN_TOKEN ?? "(none: set ADMIN_TOKEN)"}`,
-    "The shell variables of the README's tour (paste this line into your shell):",
-    tourExports(demo, config),
-    rule,
-  ].join("\n");
+  return logLine("info", "demo team created: its keys are shown only this once", {
+    team: demo.team,
+    keys: demo.keys,
+    wallet_usd: DEMO_BALANCE_USD,
+    templates: "'welcome' for email, sms, whatsapp and push",
+    admin_token: config.ADMIN_TOKEN ?? "(none: set ADMIN_TOKEN)",
+    shell: tourExports(demo, config),
+    lost_keys: "GET /admin/v1/teams, then POST /admin/v1/teams/{team_id}/keys",
+  });
 }
 
 /**

@@ -18,6 +18,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     LOG_LEVEL: "silent",
     ADMIN_TOKEN: "test-admin-token-0123456789",
     OTP_TOKEN_SECRET: "test-otp-secret-0123456789abcdef",
+    // The suite's sends go to the outbox and check the wallet: billed as a provider would bill them.
+    BILL_OUTBOX: true,
     ...overrides,
   };
 }

@@ -4,6 +4,7 @@ import { isDataRefusal, isUniqueViolation } from "../shared/errors.ts";
 import { log } from "../shared/log.ts";
 import { metrics } from "../shared/metrics.ts";
 import { outboxContent, outboxMessageId } from "../shared/providers/outbox.ts";
+import { noProviderNote, outboxForWantOfProvider } from "../shared/providers/registry.ts";
 import type { Provider } from "../shared/providers/types.ts";
 import { UNPAID_REASON } from "../shared/sending/pricing.ts";
 import type { MessageStatus } from "../shared/sending/trigger_record.ts";
@@ -262,9 +263,12 @@ async function record(
   const now = new Date(deps.now());
   const rows: Row[] = [];
   const providers = new Map<Prepared, Provider>();
+  /** Live messages kept in the outbox for want of a provider: not charged (see outboxForWantOfProvider). */
+  const unbilled = new Set<Prepared>();
   for (const p of fresh) {
     const provider = p.outcome || !p.message ? undefined : deps.providers.get(p.channel, { sandbox: p.sandbox });
     if (provider) providers.set(p, provider);
+    if (provider === deps.providers.outbox && outboxForWantOfProvider(deps, p.channel, p.sandbox)) unbilled.add(p);
     const status: FinalStatus = p.outcome?.status ??
       (!p.message ? "failed" : provider === deps.providers.outbox ? "sent" : "pending");
     const outboxed = status === "sent" ? outboxContent(p.message!) : undefined;
@@ -277,16 +281,18 @@ async function record(
       status,
       provider: provider?.name ?? null,
       provider_message_id: outboxed ? outboxMessageId(p.id) : null,
-      cost_micros: status === "failed" || status === "filtered" ? 0 : p.cost,
+      cost_micros: status === "failed" || status === "filtered" || unbilled.has(p) ? 0 : p.cost,
       error: p.outcome?.error ?? (p.message ? null : "Nothing to send"),
       sent_at: outboxed ? now : null,
       in_outbox: outboxed !== undefined,
       outbox_subject: outboxed?.subject ?? null,
       outbox_body: outboxed?.body ?? null,
+      missing_variables: p.missing?.join(",") ?? null,
+      note: unbilled.has(p) ? noProviderNote(p.channel) : null,
     });
   }
   await insertRows(tx, fresh, rows);
-  const unpaid = await chargeFor(tx, fresh.filter((p) => providers.has(p)));
+  const unpaid = await chargeFor(tx, fresh.filter((p) => providers.has(p) && !unbilled.has(p)));
   if (unpaid.size > 0) await markUnpaid(tx, [...unpaid]);
   // The outcomes decided here, for webhooks: built only when some endpoint of the pass's teams listens.
   const decided: MessageOutcome[] = [];
@@ -325,6 +331,9 @@ interface Row {
   in_outbox: boolean;
   outbox_subject: string | null;
   outbox_body: string | null;
+  /** Template variables that rendered empty, comma-separated; and why a message is not what it seems (014). */
+  missing_variables: string | null;
+  note: string | null;
 }
 
 /** The unique key of a message within its execution (see deliveryKey). */
@@ -362,6 +371,8 @@ async function insertRows(tx: Db, fresh: Prepared[], rows: Row[]): Promise<void>
         in_outbox: { type: "boolean", values: col("in_outbox") },
         outbox_subject: { type: "text", values: col("outbox_subject") },
         outbox_body: { type: "text", values: col("outbox_body") },
+        missing_variables: { type: "text", values: col("missing_variables") },
+        note: { type: "text", values: col("note") },
       })
     }`;
   } catch (err) {

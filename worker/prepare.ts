@@ -32,6 +32,8 @@ export interface Prepared {
   message?: OutboundMessage;
   /** What the message costs the team, in micro-dollars (0 in sandbox). */
   cost: number;
+  /** The template variables that had no value and rendered empty (recorded on the message). */
+  missing?: string[];
 }
 
 /** One recipient of an execution: a direct address, or a contact (with its devices for push). */
@@ -212,7 +214,9 @@ async function complete(
       break;
   }
   const cost = ctx.spec.sandbox ? 0 : messageCost(ctx.config, content, rendered.text);
-  return { ...p, message, cost };
+  return rendered.missing.length > 0
+    ? { ...p, message, cost, missing: [...new Set(rendered.missing)] }
+    : { ...p, message, cost };
 }
 
 /** FCM data values must be strings. */

@@ -13,6 +13,32 @@ export async function requireTeam(db: Db, id: string): Promise<Team> {
   return team;
 }
 
+/** A team as the admin listing shows it, with its keys (prefix and kind only: keys are kept as hashes). */
+export interface ListedTeam {
+  id: string;
+  name: string;
+  plan: Team["plan"];
+  created_at: Date;
+  keys: { prefix: string; kind: string; created_at: Date; revoked_at: Date | null }[];
+}
+
+/** A page of teams, oldest first, each with its keys (newest first); and how many teams there are. */
+export async function listTeams(db: Db, page: number, limit: number): Promise<{ teams: ListedTeam[]; total: number }> {
+  const teams = await db<ListedTeam[]>`
+    select t.id, t.name, t.plan, t.created_at,
+      coalesce((select json_agg(json_build_object('prefix', k.prefix, 'kind', k.kind, 'created_at', k.created_at,
+        'revoked_at', k.revoked_at) order by k.created_at desc, k.prefix) from api_keys k where k.team_id = t.id),
+        '[]') as keys
+    from teams t order by t.created_at, t.id limit ${limit} offset ${(page - 1) * limit}`;
+  const [{ total }]: [{ total: number }] = await db`select count(*)::int as total from teams`;
+  // json_agg writes times in the session's format: read back as dates, answered as ISO 8601 UTC.
+  const date = (value: unknown) => value === null ? null : new Date(value as string);
+  for (const team of teams) {
+    team.keys = team.keys.map((k) => ({ ...k, created_at: date(k.created_at)!, revoked_at: date(k.revoked_at) }));
+  }
+  return { teams, total };
+}
+
 /** The currency of the team's wallet. */
 export async function walletCurrency(db: Db, teamId: string): Promise<string> {
   const [row]: [{ currency: string }?] = await db`select currency from wallets where team_id = ${teamId}`;

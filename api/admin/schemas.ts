@@ -23,6 +23,31 @@ export const CreateTeamBody = z.strictObject({
 /** A team as the admin API shows it. */
 export const TeamSchema = z.object({ id: z.string(), name: z.string(), plan: Plan }).openapi("AdminTeam");
 
+/** `GET /teams` query: a page of teams. */
+export const TeamListQuery = z.object({
+  page: z.coerce.number().int().min(1).default(1),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+/** `GET /teams` answer: teams with their keys' prefixes and kinds (a key itself is never kept). */
+export const TeamList = z.object({
+  teams: z.array(z.object({
+    id: z.string(),
+    name: z.string(),
+    plan: Plan,
+    created_at: z.string(),
+    keys: z.array(z.object({
+      prefix: z.string(),
+      kind: z.enum(["sk_live", "sk_test", "pk_live", "pk_test"]),
+      created_at: z.string(),
+      revoked_at: z.string().nullable(),
+    })),
+  })),
+  total: z.number(),
+  page: z.number(),
+  limit: z.number(),
+}).openapi("AdminTeamList");
+
 /** `POST /teams` answer: the team and its keys (shown only here). */
 export const CreatedTeam = z.object({
   team: TeamSchema,

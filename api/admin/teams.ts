@@ -6,7 +6,7 @@ import { newRouter } from "../../shared/http/app.ts";
 import { toMicros, toUsd } from "../../shared/money.ts";
 import { createTeam } from "../../shared/teams.ts";
 import { balanceMicros, ledger, topUp } from "../../shared/wallet.ts";
-import { requireTeam, walletCurrency } from "./queries.ts";
+import { listTeams, requireTeam, walletCurrency } from "./queries.ts";
 import {
   ADMIN,
   BadRequest,
@@ -17,6 +17,8 @@ import {
   CreateTeamBody,
   NotFound,
   RevokedKey,
+  TeamList,
+  TeamListQuery,
   TeamParam,
   TopUpBody,
   Unauthorized,
@@ -52,6 +54,21 @@ export function adminTeamRoutes(deps: Deps) {
     async (c) => {
       const body = c.req.valid("json");
       return c.json(await createTeam(deps.sql, deps.config, body), 201);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: "get",
+      path: "/teams",
+      ...ADMIN,
+      summary: "List teams with their keys' prefixes and kinds (to find a team whose keys were lost)",
+      request: { query: TeamListQuery },
+      responses: { 200: jsonResponse(TeamList, "A page of teams, oldest first"), 400: BadRequest, 401: Unauthorized },
+    }),
+    async (c) => {
+      const { page, limit } = c.req.valid("query");
+      return c.json({ ...await listTeams(deps.sql, page, limit), page, limit } as never, 200);
     },
   );
 

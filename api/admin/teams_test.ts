@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createService } from "../../main.ts";
+import { keyPrefix } from "../../shared/api_keys.ts";
 import { MAX_ID_LENGTH } from "../../shared/http/schemas.ts";
 import { dbTest, jsonRequest, testDeps, testTeam } from "../../shared/testing.ts";
 
@@ -225,4 +226,48 @@ dbTest("an admin team id over 255 characters is 400; up to 255 it is 404 'Team n
   const at = await app.request(`/admin/v1/teams/${"t".repeat(MAX_ID_LENGTH)}/wallet`, { headers: TOKEN });
   assert.equal(at.status, 404);
   assert.equal((await at.json()).message, "Team not found");
+});
+
+dbTest("GET /admin/v1/teams lists teams with their keys' prefixes, so lost keys can be replaced", async () => {
+  const { app, deps } = await setup();
+  const { team, keys } = await testTeam(deps);
+  const contact = await app.request(
+    "/api/v1/contacts",
+    jsonRequest("POST", { email: `kept.${team.id}@example.com` }, { "X-API-Key": keys.live }),
+  );
+  assert.equal(contact.status, 201);
+  const listed = async () => {
+    const res = await app.request("/admin/v1/teams?limit=1000", { headers: TOKEN });
+    assert.equal(res.status, 200);
+    const body = await res.json();
+    assert.equal(body.page, 1);
+    assert.equal(body.limit, 1000);
+    assert.ok(body.total >= body.teams.length);
+    return body.teams.find((t: { id: string }) => t.id === team.id);
+  };
+  const found = await listed();
+  assert.deepEqual({ ...found, keys: undefined, created_at: undefined }, {
+    id: team.id,
+    name: team.name,
+    plan: team.plan,
+    keys: undefined,
+    created_at: undefined,
+  });
+  assert.match(found.created_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  const prefixes = found.keys.map((k: { prefix: string }) => k.prefix).sort();
+  assert.deepEqual(prefixes, [keys.live, keys.test, keys.publishable].map(keyPrefix).sort());
+  assert.ok(found.keys.every((k: { revoked_at: null; created_at: string }) => k.revoked_at === null && k.created_at));
+  // The operator issues a new live key for the team found and revokes the lost one: the data stays.
+  const issued = await app.request(`/admin/v1/teams/${team.id}/keys`, jsonRequest("POST", { kind: "live" }, TOKEN));
+  const { key, prefix } = await issued.json();
+  const lost = found.keys.find((k: { kind: string }) => k.kind === "sk_live").prefix;
+  assert.equal((await app.request(`/admin/v1/keys/${lost}`, { method: "DELETE", headers: TOKEN })).status, 200);
+  const contacts = await app.request("/api/v1/contacts", { headers: { "X-API-Key": key } });
+  assert.equal(contacts.status, 200);
+  assert.equal((await contacts.json()).data.length, 1);
+  const after = await listed();
+  assert.ok(after.keys.some((k: { prefix: string; revoked_at: null }) => k.prefix === prefix && k.revoked_at === null));
+  assert.ok(after.keys.find((k: { prefix: string }) => k.prefix === lost).revoked_at);
+  assert.equal((await app.request("/admin/v1/teams")).status, 401);
+  assert.equal((await app.request("/admin/v1/teams?limit=0", { headers: TOKEN })).status, 400);
 });

@@ -22,6 +22,8 @@ dbTest("POST /events/send without X-Team-ID, or with another team's id, is 401 '
       message: "Invalid team context",
       error: "Unauthorized",
       code: "invalid_team_context",
+      details: { field: "X-Team-ID", code: "invalid_value" },
+      hint: `X-Team-ID must name the team of this API key: X-Team-ID: ${team.id}`,
     });
   }
   // The team check comes before the body is read.

@@ -51,6 +51,10 @@ export const AcceptedSend = z.object({
   estimated_recipients: z.number().nullable().optional(),
   created_at: timestamp.optional(),
   data: z.object({ trigger_id: z.string(), job_id: z.string() }),
+  warnings: z.array(z.string()).optional().openapi({
+    description: "What the sender should know though the send was accepted: template variables nothing " +
+      "supplies (they render empty), no provider configured for the channel (kept in the outbox, not charged)",
+  }),
 }).openapi("AcceptedSend");
 
 /** POST /messages/send. */
@@ -107,6 +111,7 @@ export const TriggerAccepted = z.object({
   executions: z.array(z.object({ channel: z.string(), execution_id: z.string() })),
   scheduled_for: timestamp.optional(),
   data: z.object({ trigger_id: z.string(), job_id: z.string() }),
+  warnings: AcceptedSend.shape.warnings,
 }).openapi("TriggerAccepted");
 
 /** An execution (one channel of a trigger). */
@@ -144,6 +149,12 @@ export const Job = z.object({
   cost: z.number(),
   created_at: timestamp,
   sent_at: timestamp.nullable(),
+  missing_variables: z.array(z.string()).openapi({
+    description: "Template variables that had no value and rendered empty",
+  }),
+  note: z.string().nullable().openapi({
+    description: "Why the message is not what it seems, e.g. kept in the outbox (not charged): no provider configured",
+  }),
 }).openapi("ExecutionJob");
 
 /** A page of an execution's messages. */

@@ -4,6 +4,7 @@ import type { ContactRow } from "../../shared/contacts/queries.ts";
 import type { Deps, Team } from "../../shared/deps.ts";
 import { NotFoundError, RateLimitError, ValidationError } from "../../shared/errors.ts";
 import type { AppEnv } from "../../shared/http/env.ts";
+import { outboxForWantOfProvider } from "../../shared/providers/registry.ts";
 import type { Channel } from "../../shared/providers/types.ts";
 import {
   checkSender,
@@ -16,6 +17,7 @@ import {
   required,
   scheduledFor,
   sendingService,
+  sendWarnings,
   templateNotApproved,
   variablesOf,
 } from "../../shared/sending/accept.ts";
@@ -149,7 +151,8 @@ export function addTriggerRoute(app: OpenAPIHono<AppEnv>, deps: Deps): void {
       const variables = variablesOf(body.variables);
       if (!c.get("apiKey").test) {
         const info = contact ? contactInfo(contact) : {};
-        const total = contents.reduce(
+        // Channels without a provider keep their live messages in the outbox, free (see outboxForWantOfProvider).
+        const total = contents.filter((content) => !outboxForWantOfProvider(deps, content.channel, false)).reduce(
           (sum, content) =>
             sum +
             costOfOne(deps.config, content, templates.get(content.channel), variables, info, info.phone ?? undefined),
@@ -169,6 +172,7 @@ export function addTriggerRoute(app: OpenAPIHono<AppEnv>, deps: Deps): void {
         now,
         at,
       });
+      const warnings = await sendWarnings(service, spec);
       await service.acceptor.accept(spec, now);
       const scheduled = spec.scheduled_for !== null;
       return c.json({
@@ -180,6 +184,7 @@ export function addTriggerRoute(app: OpenAPIHono<AppEnv>, deps: Deps): void {
         executions: spec.executions.map((e) => ({ channel: e.content.channel, execution_id: e.id })),
         ...(scheduled ? { scheduled_for: new Date(spec.scheduled_for!).toISOString() } : {}),
         data: { trigger_id: spec.trigger_id, job_id: spec.job_id },
+        ...(warnings.length > 0 ? { warnings } : {}),
       }, 200);
     },
   );

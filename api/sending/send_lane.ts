@@ -102,7 +102,9 @@ export class SendLane {
     const record = await this.#deps.keys.get(this.#deps.sql, key, this.#deps.now());
     if (!record?.apiKey.secret || !teamHeaderFits(headers.get("x-team-id"), record.team)) return;
     const text = await req.text();
-    const copy = () => new Request(req, { body: text });
+    // Built from its parts: `new Request(req, …)` reads the request's signal, which makes Deno.serve
+    // print a plain-text warning on stderr (the first time), outside the JSON log.
+    const copy = () => new Request(req.url, { method: req.method, headers: req.headers, body: text });
     let body: unknown;
     try {
       body = JSON.parse(text);

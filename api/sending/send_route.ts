@@ -14,7 +14,9 @@ import {
   type ScheduleFields,
   type SendingService,
   sendingService,
+  sendWarnings,
 } from "../../shared/sending/accept.ts";
+import { outboxForWantOfProvider } from "../../shared/providers/registry.ts";
 import type { Content, Recipient } from "../../shared/sending/spec.ts";
 import type { ContactRow } from "../../shared/contacts/queries.ts";
 import { AcceptedSend, errors } from "../messages/schemas.ts";
@@ -122,9 +124,14 @@ async function acceptSend<B extends SendFields>(
     now,
     at,
   });
-  if (send.cost && !spec.sandbox) await ensureAffordable(service, team.id, send.cost(spec.variables));
+  // A live message with no provider for its channel is kept in the outbox, free: no wallet to check.
+  if (send.cost && !spec.sandbox && !outboxForWantOfProvider(service.deps, route.channel, false)) {
+    await ensureAffordable(service, team.id, send.cost(spec.variables));
+  }
+  const warnings = await sendWarnings(service, spec);
   await service.acceptor.accept(spec, now);
-  return acceptedBody(spec, now, { delayMs: route.delayMs, executionFields: route.executionFields });
+  const accepted = acceptedBody(spec, now, { delayMs: route.delayMs, executionFields: route.executionFields });
+  return warnings.length > 0 ? { ...accepted, warnings } : accepted;
 }
 
 /**

@@ -6,6 +6,7 @@ import { errors } from "../messages/schemas.ts";
 import { jsonResponse } from "../../shared/http/schemas.ts";
 import { DirectTrigger, Trigger, TriggerParams } from "./schemas.ts";
 import { findTrigger, jobsEndpoint, notOfKind, type TriggerView } from "./tracking.ts";
+import { triggerWarnings } from "./warnings.ts";
 
 const tags = ["Triggers"];
 
@@ -29,6 +30,7 @@ export function triggersRoutes(deps: Deps) {
     }),
     async (c) => {
       const t = await load(c.get("team").id, c.req.valid("param").trigger_id);
+      const warnings = await triggerWarnings(deps.sql, t.id);
       return c.json({
         id: t.id,
         trigger_id: t.id,
@@ -41,6 +43,7 @@ export function triggersRoutes(deps: Deps) {
         scheduled_for: t.scheduled_for,
         summary: t.summary,
         ...(t.note === undefined ? {} : { note: t.note }),
+        ...warnings,
         channels: t.executions.map((e) => e.channel),
         details_endpoint: t.details_endpoint,
       } as never, 200);

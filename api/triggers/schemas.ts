@@ -27,6 +27,12 @@ export const Trigger = z.object({
   note: z.string().optional().openapi({
     description: "Why a completed workflow trigger reached no one (conditions not met, cooldown, no such contact…)",
   }),
+  missing_variables: z.array(z.string()).optional().openapi({
+    description: "Template variables that had no value and rendered empty in some of its messages",
+  }),
+  warnings: z.array(z.string()).optional().openapi({
+    description: "What the sender should know though the messages went out (missing variables, no provider …)",
+  }),
   channels: z.array(z.string()),
   details_endpoint: z.string(),
 }).openapi("Trigger");

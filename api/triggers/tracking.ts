@@ -353,14 +353,23 @@ export interface JobView {
   cost: number;
   created_at: Date;
   sent_at: Date | null;
+  /** Template variables that had no value and rendered empty. */
+  missing_variables: string[];
+  /** Why the message is not what it seems (kept in the outbox for want of a provider …), else null. */
+  note: string | null;
 }
 
 /** A page of an execution's per-recipient messages. */
 export async function listJobs(deps: Deps, execution: ExecutionView, page: number, limit: number) {
   const rows = await deps.sql<
-    (Omit<JobView, "cost" | "recipient"> & { to_address: string | null; cost_micros: number })[]
+    (Omit<JobView, "cost" | "recipient" | "missing_variables"> & {
+      to_address: string | null;
+      cost_micros: number;
+      missing_variables: string | null;
+    })[]
   >`
-    select id, to_address, contact_id, status, provider_message_id, error, cost_micros, created_at, sent_at
+    select id, to_address, contact_id, status, provider_message_id, error, cost_micros, created_at, sent_at,
+      missing_variables, note
     from messages where execution_id = ${execution.id}
     order by recipient limit ${limit} offset ${(page - 1) * limit}`;
   const [{ total }]: [{ total: number }] = await deps.sql`
@@ -375,6 +384,8 @@ export async function listJobs(deps: Deps, execution: ExecutionView, page: numbe
     cost: toUsd(r.cost_micros),
     created_at: r.created_at,
     sent_at: r.sent_at,
+    missing_variables: r.missing_variables?.split(",") ?? [],
+    note: r.note,
   }));
   return {
     execution_id: execution.id,

@@ -4,6 +4,7 @@ import { HTTPException } from "hono/http-exception";
 import { AppError, reasonPhrase, shapeA, shapeB } from "../errors.ts";
 import { log, logs } from "../log.ts";
 import { recordRequest } from "../metrics.ts";
+import { allowedMethods } from "./allowed_methods.ts";
 import type { AppEnv } from "./env.ts";
 import { bodyRefusal, protoKeyRefusalOfText, UNSTORABLE_TEXT, validationError } from "./validation.ts";
 
@@ -145,8 +146,22 @@ export function createBaseApp(): OpenAPIHono<AppEnv> {
   });
   app.use("*", jsonBody);
   app.onError(errorResponse);
-  app.notFound((c) => errorResponse(new AppError(404, "route_not_found", `Cannot ${c.req.method} ${c.req.path}`), c));
+  app.notFound((c) => errorResponse(noRoute(app, c.req.method, c.req.path), c));
   return app;
+}
+
+/**
+ * Why no route answered: 405 with `Allow` when the path has routes of other methods (the caller
+ * mistook the method), else 404 'Cannot <METHOD> <path>'.
+ */
+function noRoute(app: OpenAPIHono<AppEnv>, method: string, path: string): AppError {
+  const allowed = allowedMethods(app, path);
+  if (allowed.length === 0) return new AppError(404, "route_not_found", `Cannot ${method} ${path}`);
+  const named = allowed.filter((m) => m !== "HEAD").join(", ");
+  return new AppError(405, "method_not_allowed", `Cannot ${method} ${path}: this path answers ${named}`, {
+    headers: { Allow: allowed.join(", ") },
+    extra: { allowed_methods: allowed },
+  });
 }
 
 /**

@@ -54,13 +54,26 @@ export function publishableMayCall(method: string, path: string): boolean {
 export function apiKeyAuth(deps: Deps) {
   return async function authenticate(c: Context<AppEnv>, next: Next): Promise<void> {
     const key = c.req.header("x-api-key")?.trim();
-    if (!key) throw new AuthenticationError("Missing API key");
+    if (!key) throw new AuthenticationError("Missing API key", missingKeyHint(c.req.header("authorization")));
     const record = await deps.keys.get(deps.sql, key, deps.now());
-    if (!record) throw new AuthenticationError("Invalid API key");
+    if (!record) throw new AuthenticationError("Invalid API key", invalidKeyHint(key));
     c.set("team", record.team);
     c.set("apiKey", record.apiKey);
     await next();
   };
+}
+
+/** What to do about a request without `X-API-Key`: the header to use, and why a Bearer token is not read. */
+export function missingKeyHint(authorization: string | undefined): string {
+  if (authorization !== undefined && /^\s*bearer\s/i.test(authorization)) {
+    return "Send the API key in the X-API-Key header: the Authorization header is not read on /api/v1";
+  }
+  return "Send the API key in the X-API-Key header";
+}
+
+/** What to do about an unknown key, when its form tells (a `Bearer ` prefix); undefined otherwise. */
+function invalidKeyHint(key: string): string | undefined {
+  return /^bearer\s/i.test(key) ? "Send the key alone in the X-API-Key header, without 'Bearer '" : undefined;
 }
 
 /**
@@ -69,9 +82,7 @@ export function apiKeyAuth(deps: Deps) {
  */
 export function keyScope(deps: Deps) {
   return async function scopeKey(c: Context<AppEnv>, next: Next): Promise<void> {
-    if (!teamHeaderFits(c.req.header("x-team-id"), c.get("team"))) {
-      throw new UnauthorizedError("Invalid team context", "invalid_team_context");
-    }
+    if (!teamHeaderFits(c.req.header("x-team-id"), c.get("team"))) throw invalidTeamContext(c.get("team"), "mismatch");
     if (!c.get("apiKey").secret) {
       const call = publishableCall(c.req.method, c.req.path);
       if (!call) throw new ForbiddenError();
@@ -87,10 +98,24 @@ export function teamHeaderFits(header: string | undefined | null, team: Team): b
   return header === undefined || header === null || header.trim().toLowerCase() === team.id;
 }
 
+/**
+ * 401 'Invalid team context' (the specification's words), with `details` naming the header and a hint
+ * giving the key's team id: the key is known by then, so the caller is only told its own team.
+ */
+export function invalidTeamContext(team: Team, why: "missing" | "mismatch"): UnauthorizedError {
+  const hint = why === "missing"
+    ? `This endpoint requires the X-Team-ID header: send X-Team-ID: ${team.id} (the team of this API key)`
+    : `X-Team-ID must name the team of this API key: X-Team-ID: ${team.id}`;
+  return new UnauthorizedError("Invalid team context", "invalid_team_context", {
+    details: { field: "X-Team-ID", code: why === "missing" ? "required" : "invalid_value" },
+    hint,
+  });
+}
+
 /** Requires `X-Team-ID` (the event endpoint): missing is 401 'Invalid team context'. */
 export function requireTeamHeader() {
   return async function teamHeaderRequired(c: Context<AppEnv>, next: Next): Promise<void> {
-    if (!c.req.header("x-team-id")) throw new UnauthorizedError("Invalid team context", "invalid_team_context");
+    if (!c.req.header("x-team-id")?.trim()) throw invalidTeamContext(c.get("team"), "missing");
     await next();
   };
 }

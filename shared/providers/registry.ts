@@ -1,5 +1,6 @@
 import type { Config } from "../config.ts";
 import type { Db } from "../db.ts";
+import { log } from "../log.ts";
 import { createApnsProvider } from "./apns.ts";
 import { createFcmProvider, type FcmServiceAccount } from "./fcm.ts";
 import { OutboxProvider } from "./outbox.ts";
@@ -46,17 +47,67 @@ export function realProviders(config: Config): Partial<Record<Channel, Provider>
       baseUrl: config.FCM_BASE_URL,
     })
     : undefined;
-  const apns = config.APNS_TEAM_ID && config.APNS_KEY_ID && config.APNS_PRIVATE_KEY && config.APNS_BUNDLE_ID
+  const apns = apnsConfigured(config)
     ? createApnsProvider({
-      teamId: config.APNS_TEAM_ID,
-      keyId: config.APNS_KEY_ID,
-      privateKey: config.APNS_PRIVATE_KEY,
-      bundleId: config.APNS_BUNDLE_ID,
+      teamId: config.APNS_TEAM_ID!,
+      keyId: config.APNS_KEY_ID!,
+      privateKey: config.APNS_PRIVATE_KEY!,
+      bundleId: config.APNS_BUNDLE_ID!,
       baseUrl: config.APNS_BASE_URL,
     })
     : undefined;
   if (fcm || apns) real.push = createPushProvider({ fcm, apns });
   return real;
+}
+
+function apnsConfigured(config: Config): boolean {
+  return Boolean(config.APNS_TEAM_ID && config.APNS_KEY_ID && config.APNS_PRIVATE_KEY && config.APNS_BUNDLE_ID);
+}
+
+/** Where a channel's live messages go when no provider is configured for it. */
+export const NO_PROVIDER = "outbox: no provider configured";
+
+/**
+ * Where each channel's live-key messages go (what the start-up log says): the provider, or the
+ * outbox when none is configured, so that an operator sees a silent outbox before any send.
+ */
+export function messageRoutes(config: Config): Record<Channel, string> {
+  const real = realProviders(config);
+  const route = (channel: Channel) => real[channel]?.name ?? NO_PROVIDER;
+  const push = real.push
+    ? `fcm: ${config.FCM_SERVICE_ACCOUNT ? "android and web" : "not configured"}; ` +
+      `apns: ${apnsConfigured(config) ? "ios" : "not configured"}`
+    : NO_PROVIDER;
+  return { email: route("email"), sms: route("sms"), whatsapp: route("whatsapp"), push };
+}
+
+/**
+ * The start-up log line that says where each channel's live-key messages go (and test keys': the
+ * outbox); a warning when some channel has no provider, so that it is not missed in production.
+ */
+export function logMessageRoutes(config: Config): void {
+  const live = messageRoutes(config);
+  const level = Object.values(live).includes(NO_PROVIDER) ? "warn" : "info";
+  log(level, "message routes", { live, test_keys: "outbox", outbox_billed: config.BILL_OUTBOX });
+}
+
+/**
+ * True when a live-key message on `channel` goes to the outbox only because no provider is
+ * configured for it: it is then not charged (nothing was sent) and its record says so, unless
+ * BILL_OUTBOX asks that the outbox be billed like a provider (tests, billing demos).
+ */
+export function outboxForWantOfProvider(
+  deps: { config: Config; providers: Providers },
+  channel: Channel,
+  sandbox: boolean,
+): boolean {
+  if (sandbox || deps.config.BILL_OUTBOX) return false;
+  return deps.providers.get(channel, { sandbox: false }) === deps.providers.outbox;
+}
+
+/** What a message kept in the outbox for want of a provider says (its record, the send's answer). */
+export function noProviderNote(channel: Channel): string {
+  return `No provider is configured for ${channel}: messages are kept in the outbox and not charged`;
 }
 
 /** Builds the providers from configuration (real ones where credentials are set). */

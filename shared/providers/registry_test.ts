@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { parseConfig } from "../config.ts";
 import { startFakeResend, startFakeTwilio } from "./fake_servers.ts";
-import { createProviders } from "./registry.ts";
+import { setLogLevel } from "../log.ts";
+import { createProviders, logMessageRoutes, messageRoutes, NO_PROVIDER, outboxForWantOfProvider } from "./registry.ts";
 
 Deno.test("createProviders() sends through configured real providers and keeps sandbox sends in the outbox", async () => {
   const resend = startFakeResend({ apiKey: "re_test_key" });
@@ -64,4 +65,47 @@ Deno.test("createProviders() asks Twilio for status callbacks on PUBLIC_URL with
   const callbacks = twilio.requests.map((r) => new URLSearchParams(r.body).get("StatusCallback"));
   const expected = `https://msg.example.com/api/v1/inbound/twilio/status?team_id=${teamId}`;
   assert.deepEqual(callbacks, [expected, expected, null]);
+});
+
+Deno.test("messageRoutes() says where each channel's live messages go: its provider, or the outbox", () => {
+  const apns = { APNS_TEAM_ID: "T", APNS_KEY_ID: "K", APNS_PRIVATE_KEY: "P", APNS_BUNDLE_ID: "B" };
+  assert.deepEqual(messageRoutes(parseConfig({})), {
+    email: NO_PROVIDER,
+    sms: NO_PROVIDER,
+    whatsapp: NO_PROVIDER,
+    push: NO_PROVIDER,
+  });
+  assert.deepEqual(
+    messageRoutes(parseConfig({ RESEND_API_KEY: "re_x", TWILIO_ACCOUNT_SID: "AC1", TWILIO_AUTH_TOKEN: "t", ...apns })),
+    { email: "resend", sms: "twilio", whatsapp: "twilio", push: "fcm: not configured; apns: ios" },
+  );
+});
+
+Deno.test("outboxForWantOfProvider() holds for live messages of a channel without a provider, unless billed", () => {
+  const config = parseConfig({ RESEND_API_KEY: "re_x" });
+  const providers = createProviders(config, undefined as never);
+  assert.equal(outboxForWantOfProvider({ config, providers }, "sms", false), true);
+  assert.equal(outboxForWantOfProvider({ config, providers }, "email", false), false);
+  // Test keys always use the outbox: that is no want of a provider.
+  assert.equal(outboxForWantOfProvider({ config, providers }, "sms", true), false);
+  assert.equal(outboxForWantOfProvider({ config: { ...config, BILL_OUTBOX: true }, providers }, "sms", false), false);
+});
+
+Deno.test("logMessageRoutes() writes one JSON line, a warning while some channel has no provider", () => {
+  const lines: string[] = [];
+  const [out, err] = [console.log, console.error];
+  console.log = (line: string) => lines.push(`info ${line}`);
+  console.error = (line: string) => lines.push(`warn ${line}`);
+  setLogLevel("info");
+  try {
+    logMessageRoutes(parseConfig({ RESEND_API_KEY: "re_x" }));
+  } finally {
+    [console.log, console.error] = [out, err];
+  }
+  assert.equal(lines.length, 1);
+  assert.ok(lines[0].startsWith("warn "));
+  const line = JSON.parse(lines[0].slice(5));
+  assert.equal(line.msg, "message routes");
+  assert.deepEqual(line.live, { email: "resend", sms: NO_PROVIDER, whatsapp: NO_PROVIDER, push: NO_PROVIDER });
+  assert.equal(line.outbox_billed, false);
 });

@@ -11,7 +11,14 @@ import type { Config } from "../config.ts";
 import { countryOfE164, e164Of } from "../phone.ts";
 import { findSegment } from "../segments.ts";
 import type { Template } from "../templates.ts";
-import { type RecipientInfo, renderContent } from "./render.ts";
+import {
+  missingVariablesWarning,
+  type RecipientInfo,
+  renderContent,
+  templateKeyOf,
+  unfilledVariables,
+} from "./render.ts";
+import { noProviderNote, outboxForWantOfProvider } from "../providers/registry.ts";
 import { type Content, isSingleRecipient, type Recipient, type SendSpec } from "./spec.ts";
 import { parseTimestamp } from "../timestamps.ts";
 import { isEmail } from "../email.ts";
@@ -142,6 +149,25 @@ export function acceptedBody(spec: SendSpec, now: number, options: { delayMs: bo
       : {}),
     data: { trigger_id: spec.trigger_id, job_id: spec.job_id },
   };
+}
+
+/**
+ * What the 201 of a send warns of, empty when nothing: template variables that nothing supplies
+ * (they render empty; see unfilledVariables), and a channel with no provider configured (its live
+ * messages are kept in the outbox and not charged). The send is accepted either way.
+ */
+export async function sendWarnings(service: SendingService, spec: SendSpec): Promise<string[]> {
+  const warnings: string[] = [];
+  for (const { content } of spec.executions) {
+    const key = templateKeyOf(content);
+    const template = key === undefined ? undefined : await service.lookups.template(spec.team_id, content.channel, key);
+    const missing = unfilledVariables(content, template, spec.variables, spec.recipient);
+    if (missing.length > 0) warnings.push(`${content.channel}: ${missingVariablesWarning(missing)}`);
+    if (outboxForWantOfProvider(service.deps, content.channel, spec.sandbox)) {
+      warnings.push(noProviderNote(content.channel));
+    }
+  }
+  return warnings;
 }
 
 /** The team's contact with this external id, else 404 "Contact with external_id '…' not found". */

@@ -1,6 +1,7 @@
+import { countryOfE164 } from "../phone.ts";
 import type { Channel } from "../providers/types.ts";
 import { MAX_RENDERED_CHARS, render, type Template } from "../templates.ts";
-import type { Content } from "./spec.ts";
+import type { Content, Recipient } from "./spec.ts";
 
 /** What is known of the person a message goes to (a contact, or the names given on a direct send). */
 export interface RecipientInfo {
@@ -116,4 +117,37 @@ function smsBody(template: Template | undefined, country: string | undefined): s
   }
   if (template.body === null) return { error: "SMS template has no body" };
   return template.body;
+}
+
+/** Stands for a contact with every field set: what it leaves missing, no contact can fill. */
+const ANY_CONTACT: RecipientInfo = { first_name: "-", last_name: "-", external_id: "-", email: "-", phone: "-" };
+
+/**
+ * The template variables of a send that render empty whoever receives it, as known when it is
+ * accepted: for a direct send, those that neither `variables` nor its direct names fill; for a
+ * contact or a fan-out, those that neither `variables` nor any contact variable of the channel can
+ * fill (a contact without a first name is found only as its message is rendered).
+ */
+export function unfilledVariables(
+  content: Content,
+  template: Template | undefined,
+  variables: Record<string, unknown>,
+  recipient: Recipient,
+): string[] {
+  const direct = recipient.type === "direct";
+  const info = direct ? { first_name: recipient.first_name, last_name: recipient.last_name } : ANY_CONTACT;
+  // The country matters only to a template with variations (reading it from the number is the dear part).
+  const varies = Object.keys(template?.country_variations ?? {}).length > 0;
+  const country = direct && varies && content.channel === "sms" ? countryOfE164(recipient.address) : undefined;
+  return [...new Set(renderContent(content, template, variables, info, country).missing)];
+}
+
+/** The words of a warning about template variables that render empty. */
+export function missingVariablesWarning(names: string[]): string {
+  return `Template variables with no value render empty: ${names.join(", ")}`;
+}
+
+/** The key (or id) of the template a content names, if it names one. */
+export function templateKeyOf(content: Content): string | undefined {
+  return content.channel === "push" ? content.template : content.template_key;
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { Template } from "../templates.ts";
-import { renderContent } from "./render.ts";
+import { renderContent, unfilledVariables } from "./render.ts";
 import type { Content } from "./spec.ts";
 
 function template(fields: Partial<Template>): Template {
@@ -91,4 +91,20 @@ Deno.test("renderContent() serves an SMS template's variations to their countrie
   const plain = renderContent(content, template({ body: "Plain" }), {}, {}, "US");
   assert.ok(plain.ok);
   assert.equal(plain.text, "Plain");
+});
+
+Deno.test("unfilledVariables() names what a direct send leaves empty, and for contacts what no contact fills", () => {
+  const sms = template({ body: "Hi {{contact_first_name}} {{contact_last_name}}, code {{code}} {{ code }}" });
+  const content: Content = { channel: "sms", template_key: "k", category: "transactional" };
+  const direct = { type: "direct" as const, address: "+14155550123", first_name: "Ann" };
+  assert.deepEqual(unfilledVariables(content, sms, {}, direct), ["contact_last_name", "code"]);
+  assert.deepEqual(unfilledVariables(content, sms, { code: 1, contact_last_name: "Lee" }, direct), []);
+  // A contact or a fan-out: only what no contact variable of the channel can fill.
+  for (const recipient of [{ type: "contact" as const, contact_id: "c", external_id: "e" }, { type: "all" as const }]) {
+    assert.deepEqual(unfilledVariables(content, sms, {}, recipient), ["code"]);
+  }
+  // contact_email is a contact variable of push and email, not of SMS.
+  const email = template({ channel: "email", subject: "Hi {{contact_email}}", html: "<p>{{contact_phone}}</p>" });
+  const emailContent: Content = { channel: "email", template_key: "k", category: "transactional" };
+  assert.deepEqual(unfilledVariables(emailContent, email, {}, { type: "all" }), ["contact_phone"]);
 });
