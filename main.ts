@@ -1,4 +1,3 @@
-import { Scalar } from "@scalar/hono-api-reference";
 import { adminRoutes } from "./api/admin/routes.ts";
 import { contactsRoutes } from "./api/contacts/routes.ts";
 import { eventsRoutes } from "./api/events/routes.ts";
@@ -6,6 +5,7 @@ import { inboundRoutes } from "./api/inbound/routes.ts";
 import { messagesRoutes } from "./api/messages/routes.ts";
 import { pushRoutes } from "./api/push/routes.ts";
 import { smsRoutes } from "./api/sms/routes.ts";
+import { docsRoutes } from "./api/system/docs.ts";
 import { systemRoutes } from "./api/system/routes.ts";
 import { templatesRoutes } from "./api/templates/routes.ts";
 import { triggersRoutes } from "./api/triggers/routes.ts";
@@ -43,7 +43,7 @@ export function createService(deps: Deps, roles: Roles = ALL_ROLES) {
     in: "header",
     name: "X-API-Key",
   });
-  app.get("/docs", Scalar({ url: "/api/v1/openapi.json", pageTitle: "Messaging API reference" }));
+  app.route("/", docsRoutes("/api/v1/openapi.json"));
   // Provider callbacks carry no API key (each is checked by its provider's signature): mounted before
   // the key check, like the document above, so that they answer first.
   if (roles.api) app.route("/api/v1/inbound", inboundRoutes(deps));
