@@ -42,6 +42,8 @@ Deno.test({
     });
     try {
       const page = await browser.newPage();
+      // Wide enough for the sidebar, which lists every operation (a narrow page folds it away).
+      await page.setViewport({ width: 1400, height: 900 });
       const requested: string[] = [];
       page.on("request", (req) => requested.push(req.url()));
       await page.goto(`${origin}/docs`, { waitUntil: "networkidle0", timeout: 60_000 });
