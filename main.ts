@@ -20,6 +20,7 @@ import type { Deps } from "./shared/deps.ts";
 import { createBaseApp } from "./shared/http/app.ts";
 import { apiKeyAuth, keyScope } from "./shared/http/auth.ts";
 import { cors } from "./shared/http/cors.ts";
+import { serveDocument } from "./shared/http/openapi.ts";
 import { idempotency } from "./shared/http/idempotency.ts";
 import { rateLimit } from "./shared/http/rate_limit.ts";
 import { log, setLogLevel } from "./shared/log.ts";
@@ -33,16 +34,7 @@ import { startWorker } from "./worker/queue.ts";
 export function createService(deps: Deps, roles: Roles = ALL_ROLES) {
   const app = createBaseApp();
   // The document is public: registered before the key check so that it answers first.
-  app.doc31("/api/v1/openapi.json", {
-    openapi: "3.1.0",
-    info: { title: "Multi-channel messaging API", version: "1.0.0" },
-    security: [{ ApiKey: [] }],
-  });
-  app.openAPIRegistry.registerComponent("securitySchemes", "ApiKey", {
-    type: "apiKey",
-    in: "header",
-    name: "X-API-Key",
-  });
+  serveDocument(app, "/api/v1/openapi.json");
   app.route("/", docsRoutes("/api/v1/openapi.json"));
   // Provider callbacks carry no API key (each is checked by its provider's signature): mounted before
   // the key check, like the document above, so that they answer first.

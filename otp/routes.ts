@@ -9,6 +9,10 @@ import { OtpError, ResendBody, ResendResponse, SendBody, SendResponse, VerifyBod
 import { sendOtp } from "./send.ts";
 import { attemptsRemaining } from "./session.ts";
 import { verifyBody, verifyOtp } from "./verify.ts";
+import { tag } from "../shared/http/openapi.ts";
+import { SEND_HEADERS } from "../shared/http/openapi.ts";
+import { jsonBody } from "../shared/http/schemas.ts";
+import { RESEND_OTP_EXAMPLES, SEND_OTP_EXAMPLES, VERIFY_OTP_EXAMPLES } from "./examples.ts";
 
 const json = <T>(schema: T) => ({ "application/json": { schema } });
 const errors = (...codes: number[]) =>
@@ -32,9 +36,16 @@ export function otpRoutes(deps: Deps) {
     createRoute({
       method: "post",
       path: "/send",
-      tags: ["OTP"],
+      tags: tag("OTP"),
       summary: "Send an OTP on one or more channels",
-      request: { body: { content: json(SendBody), required: true } },
+      description:
+        "Opens a session and sends a code on each channel to its recipient. Keep `session_token` for verify and " +
+        "resend. `verification_mode: any` verifies the session with one channel, `all` needs every channel. With " +
+        "`sandbox_mode: true` nothing is sent or charged and the codes come back in `sandbox_otps`. Custom " +
+        "templates under the reserved keys (`verify-api-otp-email`, `verify-api-otp-sms`, " +
+        "`verify_api_otp_whatsapp`) are used when they exist.",
+      parameters: SEND_HEADERS,
+      request: { body: jsonBody(SendBody, SEND_OTP_EXAMPLES) },
       responses: {
         200: { description: "Session opened and codes sent", content: json(SendResponse) },
         ...errors(400, 402, 429),
@@ -81,9 +92,12 @@ export function otpRoutes(deps: Deps) {
     createRoute({
       method: "post",
       path: "/verify",
-      tags: ["OTP"],
+      tags: tag("OTP"),
       summary: "Verify the codes of one or more channels",
-      request: { body: { content: json(VerifyBody), required: true } },
+      description: "Checks the codes given (one or several channels a call). A right code adds its channel to " +
+        "`verified_channels`; a wrong one answers 200 with `verified: false` and uses an attempt: the session locks " +
+        "when the attempts of all channels reach `max_attempts`. Past `expires_at`: 400 'OTP has expired'.",
+      request: { body: jsonBody(VerifyBody, VERIFY_OTP_EXAMPLES) },
       responses: {
         200: { description: "At least one code was right", content: json(VerifyResponse) },
         ...errors(400),
@@ -101,9 +115,12 @@ export function otpRoutes(deps: Deps) {
     createRoute({
       method: "post",
       path: "/resend",
-      tags: ["OTP"],
+      tags: tag("OTP"),
       summary: "Send new codes for a session",
-      request: { body: { content: json(ResendBody), required: true } },
+      description:
+        "New codes on every channel of the session, with the attempts reset and the expiry extended; the token " +
+        "stays the same. 400 when the session is verified or locked.",
+      request: { body: jsonBody(ResendBody, RESEND_OTP_EXAMPLES) },
       responses: {
         200: { description: "New codes sent", content: json(ResendResponse) },
         ...errors(400, 402, 429),

@@ -25,8 +25,9 @@ import {
   SubscribedBody,
 } from "./schemas.ts";
 import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
+import { tag } from "../../shared/http/openapi.ts";
 
-const tags = ["Contact preferences"];
+const tags = tag("Contact preferences");
 const updated = jsonResponse(Contact, "The updated contact");
 
 /**
@@ -52,6 +53,9 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       path: `${base}/preferences`,
       tags,
       summary: "Read a contact's preferences, with counts",
+      description:
+        "The contact's opt-ins keyed by channel (`email`, `sms`, `whatsapp`, `push`), each with `transactional` and " +
+        "`promotional`, and how many are on.",
       request: { params },
       responses: { 200: jsonResponse(PreferencesView, "The preferences"), ...errors(404) },
     }),
@@ -68,6 +72,9 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
         path: `${base}/preferences`,
         tags,
         summary: "Change preferences: `{preferences: [{channel, category, subscribed}]}`",
+        description:
+          "Sets the listed (channel, category) pairs and leaves the others as they are. Answers the updated " +
+          "contact.",
         request: { params, body: jsonBody(PreferencesBody) },
         responses: { 200: updated, ...errors(400, 404) },
       }),
@@ -84,6 +91,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       path: `${base}/preferences`,
       tags,
       summary: "Unsubscribe from every channel and category",
+      description: "Turns every preference off: the contact receives nothing until it opts in again.",
       request: { params },
       responses: { 200: updated, ...errors(404) },
     }),
@@ -96,6 +104,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       path: `${base}/preferences/subscribe-all`,
       tags,
       summary: "Subscribe to every channel and category",
+      description: "Turns every preference on, promotional ones included: only on the contact's own request.",
       request: { params },
       responses: { 200: updated, ...errors(404) },
     }),
@@ -108,6 +117,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       path: `${base}/preferences/{channel}`,
       tags,
       summary: "Unsubscribe from both categories of one channel",
+      description: "Turns off transactional and promotional messages on one channel.",
       request: { params: withChannel },
       responses: { 200: updated, ...errors(400, 404) },
     }),
@@ -124,6 +134,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       path: `${base}/preferences/{channel}/{category}`,
       tags,
       summary: "Set one preference: `{subscribed}`",
+      description: "Sets one (channel, category) pair; the others stay as they are.",
       request: { params: withCategory, body: jsonBody(SubscribedBody) },
       responses: { 200: updated, ...errors(400, 404) },
     }),
