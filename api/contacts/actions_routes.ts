@@ -19,7 +19,7 @@ import {
   TagsBody,
 } from "./schemas.ts";
 import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
-import { tag } from "../../shared/http/openapi.ts";
+import { externalIdNote, tag } from "../../shared/http/openapi.ts";
 
 const tags = tag("Contacts");
 const updated = jsonResponse(Contact, "The updated contact");
@@ -112,7 +112,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       method: "post",
       path: `${base}/tags`,
       tags,
-      summary: "Add tags",
+      summary: `Add tags${externalIdNote(base)}`,
       description:
         "Adds the tags the contact does not carry yet; tags drive `tag` sends, segments and workflow conditions." +
         "Adds the tags the contact does not carry yet; tags drive `tag` sends, segments and workflow conditions.",
@@ -129,7 +129,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       method: "delete",
       path: `${base}/tags`,
       tags,
-      summary: "Remove tags (JSON body `{tags}`)",
+      summary: `Remove tags (JSON body \`{tags}\`)${externalIdNote(base)}`,
       description: "Removes the given tags from the contact; tags it does not carry are ignored.",
       request: { params, body: jsonBody(TagsBody) },
       responses: { 200: updated, ...errors(400, 403, 404) },
@@ -144,8 +144,9 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       method: "post",
       path: `${base}/unsubscribe`,
       tags,
-      summary: "Unsubscribe the contact from everything (sets is_unsubscribed and unsubscribed_at)",
-      description: "Marks the contact unsubscribed: no send reaches it on any channel until it is subscribed again.",
+      summary: `Unsubscribe the contact from everything${externalIdNote(base)}`,
+      description:
+        "Sets `is_unsubscribed` and `unsubscribed_at`: no send reaches it on any channel until it is subscribed again.",
       request: { params },
       responses: { 200: updated, ...errors(403, 404) },
     }),

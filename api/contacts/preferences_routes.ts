@@ -25,7 +25,7 @@ import {
   SubscribedBody,
 } from "./schemas.ts";
 import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
-import { tag } from "../../shared/http/openapi.ts";
+import { externalIdNote, tag } from "../../shared/http/openapi.ts";
 
 const tags = tag("Contact preferences");
 const updated = jsonResponse(Contact, "The updated contact");
@@ -52,7 +52,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       method: "get",
       path: `${base}/preferences`,
       tags,
-      summary: "Read a contact's preferences, with counts",
+      summary: `Read a contact's preferences, with counts${externalIdNote(base)}`,
       description:
         "The contact's opt-ins keyed by channel (`email`, `sms`, `whatsapp`, `push`), each with `transactional` and " +
         "`promotional`, and how many are on.",
@@ -71,10 +71,9 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
         method,
         path: `${base}/preferences`,
         tags,
-        summary: "Change preferences: `{preferences: [{channel, category, subscribed}]}`",
-        description:
-          "Sets the listed (channel, category) pairs and leaves the others as they are. Answers the updated " +
-          "contact.",
+        summary: `Change preferences${externalIdNote(base)}`,
+        description: "Body `{preferences: [{channel, category, subscribed}]}`: sets the listed (channel, " +
+          "category) pairs and leaves the others as they are. Answers the updated contact.",
         request: { params, body: jsonBody(PreferencesBody) },
         responses: { 200: updated, ...errors(400, 404) },
       }),
@@ -90,7 +89,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       method: "delete",
       path: `${base}/preferences`,
       tags,
-      summary: "Unsubscribe from every channel and category",
+      summary: `Unsubscribe from every channel and category${externalIdNote(base)}`,
       description: "Turns every preference off: the contact receives nothing until it opts in again.",
       request: { params },
       responses: { 200: updated, ...errors(404) },
@@ -103,7 +102,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       method: "post",
       path: `${base}/preferences/subscribe-all`,
       tags,
-      summary: "Subscribe to every channel and category",
+      summary: `Subscribe to every channel and category${externalIdNote(base)}`,
       description: "Turns every preference on, promotional ones included: only on the contact's own request.",
       request: { params },
       responses: { 200: updated, ...errors(404) },
@@ -116,7 +115,7 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       method: "delete",
       path: `${base}/preferences/{channel}`,
       tags,
-      summary: "Unsubscribe from both categories of one channel",
+      summary: `Unsubscribe from both categories of one channel${externalIdNote(base)}`,
       description: "Turns off transactional and promotional messages on one channel.",
       request: { params: withChannel },
       responses: { 200: updated, ...errors(400, 404) },
@@ -133,8 +132,8 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       method: "patch",
       path: `${base}/preferences/{channel}/{category}`,
       tags,
-      summary: "Set one preference: `{subscribed}`",
-      description: "Sets one (channel, category) pair; the others stay as they are.",
+      summary: `Set one preference${externalIdNote(base)}`,
+      description: "Body `{subscribed}`: sets one (channel, category) pair; the others stay as they are.",
       request: { params: withCategory, body: jsonBody(SubscribedBody) },
       responses: { 200: updated, ...errors(400, 404) },
     }),

@@ -21,7 +21,7 @@ import {
 } from "./schemas.ts";
 import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
 import { parseTimestamp } from "../../shared/timestamps.ts";
-import { tag } from "../../shared/http/openapi.ts";
+import { externalIdNote, tag } from "../../shared/http/openapi.ts";
 
 const tags = tag("Contacts");
 
@@ -141,7 +141,7 @@ function getRoute<P extends string, S extends z.ZodObject>(path: P, params: S) {
     method: "get",
     path,
     tags,
-    summary: "Get a contact",
+    summary: `Get a contact${externalIdNote(path)}`,
     description:
       "The contact with its preferences. On `/contacts/{id}` the id is the contact's UUID, or its `external_id` " +
       "when no contact has that UUID.",
@@ -155,7 +155,7 @@ function updateRoute<P extends string, S extends z.ZodObject>(method: "put" | "p
     method,
     path,
     tags,
-    summary: "Update a contact (only the fields given change)",
+    summary: `Update a contact${externalIdNote(path)}`,
     description:
       "PUT and PATCH both change only the fields given; `tags` and `custom_fields` given replace the stored ones. " +
       "409 when a new email or external id is taken.",
@@ -169,10 +169,10 @@ function deleteRoute<P extends string, S extends z.ZodObject>(path: P, params: S
     method: "delete",
     path,
     tags,
-    summary: "Delete a contact permanently (`hard=true` is accepted)",
-    description:
-      "Deletion is permanent; messages already sent stay in the records without the contact. Set `is_active: false` " +
-      "instead to keep the contact but stop sending to it.",
+    summary: `Delete a contact permanently${externalIdNote(path)}`,
+    description: "Deletion is permanent (`hard=true` is accepted and changes nothing); messages already sent " +
+      "stay in the records without the contact. Set `is_active: false` instead to keep the contact but stop " +
+      "sending to it.",
     request: { params, query: DeleteQuery },
     responses: { 200: jsonResponse(Deleted, "Deleted"), ...errors(403, 404) },
   });

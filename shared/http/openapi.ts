@@ -114,6 +114,14 @@ export function tag(name: TagName): [TagName] {
   return [name];
 }
 
+/**
+ * What tells apart the twin operations of a record reached by its id and by its `external_id`
+ * (their summaries would read the same in the sidebar).
+ */
+export function externalIdNote(path: string): string {
+  return path.includes("{external_id}") ? " (by external id)" : "";
+}
+
 /** `X-Team-ID`: the team of the key; required where `required`, else checked only when sent. */
 export function teamIdHeader(required = false) {
   return {
