@@ -1,4 +1,3 @@
-import { Scalar } from "@scalar/hono-api-reference";
 import { adminRoutes } from "./api/admin/routes.ts";
 import { contactsRoutes } from "./api/contacts/routes.ts";
 import { eventsRoutes } from "./api/events/routes.ts";
@@ -6,6 +5,7 @@ import { inboundRoutes } from "./api/inbound/routes.ts";
 import { messagesRoutes } from "./api/messages/routes.ts";
 import { pushRoutes } from "./api/push/routes.ts";
 import { smsRoutes } from "./api/sms/routes.ts";
+import { docsRoutes } from "./api/system/docs.ts";
 import { systemRoutes } from "./api/system/routes.ts";
 import { templatesRoutes } from "./api/templates/routes.ts";
 import { triggersRoutes } from "./api/triggers/routes.ts";
@@ -20,6 +20,7 @@ import type { Deps } from "./shared/deps.ts";
 import { createBaseApp } from "./shared/http/app.ts";
 import { apiKeyAuth, keyScope } from "./shared/http/auth.ts";
 import { cors } from "./shared/http/cors.ts";
+import { serveDocument } from "./shared/http/openapi.ts";
 import { idempotency } from "./shared/http/idempotency.ts";
 import { rateLimit } from "./shared/http/rate_limit.ts";
 import { log, setLogLevel } from "./shared/log.ts";
@@ -43,17 +44,8 @@ export const ROOT_LINKS = {
 export function createService(deps: Deps, roles: Roles = ALL_ROLES) {
   const app = createBaseApp();
   // The document is public: registered before the key check so that it answers first.
-  app.doc31("/api/v1/openapi.json", {
-    openapi: "3.1.0",
-    info: { title: "Multi-channel messaging API", version: "1.0.0" },
-    security: [{ ApiKey: [] }],
-  });
-  app.openAPIRegistry.registerComponent("securitySchemes", "ApiKey", {
-    type: "apiKey",
-    in: "header",
-    name: "X-API-Key",
-  });
-  app.get("/docs", Scalar({ url: "/api/v1/openapi.json", pageTitle: "Messaging API reference" }));
+  serveDocument(app, "/api/v1/openapi.json");
+  app.route("/", docsRoutes("/api/v1/openapi.json"));
   // Someone who opens the bare address (a browser, curl) is pointed at the reference.
   app.get("/", (c) => c.json(ROOT_LINKS));
   // Provider callbacks carry no API key (each is checked by its provider's signature): mounted before

@@ -8,6 +8,10 @@ import { resendOtp } from "./resend.ts";
 import { OtpError, ResendBody, ResendResponse, SendBody, SendResponse, VerifyBody, VerifyResponse } from "./schemas.ts";
 import { sendOtp } from "./send.ts";
 import { verifyBody, verifyOtp } from "./verify.ts";
+import { tag } from "../shared/http/openapi.ts";
+import { SEND_HEADERS } from "../shared/http/openapi.ts";
+import { jsonBody } from "../shared/http/schemas.ts";
+import { RESEND_OTP_EXAMPLES, SEND_OTP_EXAMPLES, VERIFY_OTP_EXAMPLES } from "./examples.ts";
 
 const json = <T>(schema: T) => ({ "application/json": { schema } });
 const errors = (...codes: number[]) =>
@@ -31,9 +35,16 @@ export function otpRoutes(deps: Deps) {
     createRoute({
       method: "post",
       path: "/send",
-      tags: ["OTP"],
+      tags: tag("OTP"),
       summary: "Send an OTP on one or more channels",
-      request: { body: { content: json(SendBody), required: true } },
+      description:
+        "Opens a session and sends a code on each channel to its recipient. Keep `session_token` for verify and " +
+        "resend. `verification_mode: any` verifies the session with one channel, `all` needs every channel. With " +
+        "`sandbox_mode: true` nothing is sent or charged and the codes come back in `sandbox_otps`. Custom " +
+        "templates under the reserved keys (`verify-api-otp-email`, `verify-api-otp-sms`, " +
+        "`verify_api_otp_whatsapp`) are used when they exist.",
+      parameters: SEND_HEADERS,
+      request: { body: jsonBody(SendBody, SEND_OTP_EXAMPLES) },
       responses: {
         200: { description: "Session opened and codes sent", content: json(SendResponse) },
         ...errors(400, 402, 429),
@@ -80,7 +91,7 @@ export function otpRoutes(deps: Deps) {
     createRoute({
       method: "post",
       path: "/verify",
-      tags: ["OTP"],
+      tags: tag("OTP"),
       summary: "Verify the codes of one or more channels",
       description: "Any call whose codes were checked answers 200, also a wrong code: clients treat a non-2xx " +
         "verify as a transport failure. `verified: true` when at least one code of the call was right; " +
@@ -89,7 +100,7 @@ export function otpRoutes(deps: Deps) {
         "0`; the session is then locked (the `otp.locked` webhook event), and later calls answer 400 " +
         "'Maximum attempts exceeded: session is locked due to too many failed attempts'. An unknown " +
         "session, a channel not sent, an expired or a locked session stay 400. The result is mirrored in `data`.",
-      request: { body: { content: json(VerifyBody), required: true } },
+      request: { body: jsonBody(VerifyBody, VERIFY_OTP_EXAMPLES) },
       responses: {
         200: { description: "The codes were checked (right or wrong)", content: json(VerifyResponse) },
         ...errors(400),
@@ -107,9 +118,12 @@ export function otpRoutes(deps: Deps) {
     createRoute({
       method: "post",
       path: "/resend",
-      tags: ["OTP"],
+      tags: tag("OTP"),
       summary: "Send new codes for a session",
-      request: { body: { content: json(ResendBody), required: true } },
+      description:
+        "New codes on every channel of the session, with the attempts reset and the expiry extended; the token " +
+        "stays the same. 400 when the session is verified or locked.",
+      request: { body: jsonBody(ResendBody, RESEND_OTP_EXAMPLES) },
       responses: {
         200: { description: "New codes sent", content: json(ResendResponse) },
         ...errors(400, 402, 429),

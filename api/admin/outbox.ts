@@ -15,6 +15,9 @@ export function adminOutboxRoutes(deps: Deps) {
       path: "/outbox",
       ...ADMIN,
       summary: "Messages recorded by the outbox provider, newest first",
+      description:
+        "Every message sent with a test key, or with no provider configured, as rendered: where to read what a test " +
+        "sent.",
       request: { query: OutboxQuery },
       responses: { 200: jsonResponse(OutboxList, "The messages"), 400: BadRequest, 401: Unauthorized },
     }),
@@ -41,6 +44,7 @@ export function adminOutboxRoutes(deps: Deps) {
       path: "/outbox",
       ...ADMIN,
       summary: "Clear the outbox (or the messages matching the filters)",
+      description: "Deletes the recorded messages, or only those matching `to` and `channel`.",
       request: { query: OutboxFilter },
       responses: { 200: jsonResponse(OutboxCleared, "How many were deleted"), 400: BadRequest, 401: Unauthorized },
     }),

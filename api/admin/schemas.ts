@@ -1,5 +1,6 @@
 import { z } from "@hono/zod-openapi";
 import { MAX_SEND_TAGS, MAX_TAG_LENGTH, RecordId } from "../../shared/http/schemas.ts";
+import { tag } from "../../shared/http/openapi.ts";
 
 /** The channels, as admin paths and filters name them. */
 export const ChannelSchema = z.enum(["email", "sms", "whatsapp", "push"]);
@@ -229,4 +230,4 @@ export const Unauthorized = { description: "Missing or wrong admin token", conte
 export const NotFound = { description: "Not found", content: errorContent };
 
 /** What every admin route declares: its tag and the admin token security scheme. */
-export const ADMIN = { tags: ["Admin"], security: [{ AdminToken: [] }] };
+export const ADMIN = { tags: tag("Admin"), security: [{ AdminToken: [] }] };

@@ -40,7 +40,10 @@ export function adminSetupRoutes(deps: Deps) {
         method: "put",
         path: `/teams/{team_id}/templates/${channel}/{key}`,
         ...ADMIN,
-        summary: `Create or replace a ${channel} template`,
+        summary: `Create or replace the ${channel} template of a key`,
+        description:
+          "Sets the team's template for this channel under `key`; sends name it by `template_key`. Variables are " +
+          "written `{{name}}` (WhatsApp: `{{1}}`, `{{2}}`).",
         request: { params: TeamParam.extend({ key: name("key") }), body: jsonBody(TemplateBodies[channel]) },
         responses: {
           200: jsonResponse(TemplateSchema, "The template (its id is stable across upserts)"),
@@ -67,6 +70,9 @@ export function adminSetupRoutes(deps: Deps) {
       path: "/teams/{team_id}/identities/{channel}/{identity_id}",
       ...ADMIN,
       summary: "Create or replace a sender identity",
+      description:
+        "A sender per channel: an email address and name, an SMS sender id or number per countries, a WhatsApp " +
+        "number, a push app. `is_default` makes it the channel's default.",
       request: {
         params: TeamParam.extend({ channel: ChannelSchema, identity_id: name("identity_id") }),
         body: jsonBody(IdentityBody),
@@ -94,6 +100,7 @@ export function adminSetupRoutes(deps: Deps) {
       path: "/teams/{team_id}/domains/{domain}",
       ...ADMIN,
       summary: "Mark an email domain verified (or not)",
+      description: "Email can be sent from addresses on verified domains only.",
       request: { params: TeamParam.extend({ domain: name("domain") }), body: jsonBody(DomainBody) },
       responses: { 200: jsonResponse(DomainSchema, "The domain"), 400: BadRequest, 401: Unauthorized, 404: NotFound },
     }),
@@ -113,6 +120,9 @@ export function adminSetupRoutes(deps: Deps) {
       path: "/teams/{team_id}/segments/{segment_id}",
       ...ADMIN,
       summary: "Create or replace a segment (a stored contact filter)",
+      description:
+        "A stored contact filter (tags all, tags any, active) that push and multi-channel sends can name with " +
+        "`segment_id`.",
       request: { params: TeamParam.extend({ segment_id: name("segment_id") }), body: jsonBody(SegmentBody) },
       responses: {
         200: jsonResponse(SegmentSchema, "The segment"),

@@ -44,6 +44,9 @@ export function adminTeamRoutes(deps: Deps) {
       path: "/teams",
       ...ADMIN,
       summary: "Create a team with its wallet, default identities and keys",
+      description:
+        "Creates a team with a default sender identity per channel and answers its first keys (live, test, " +
+        "publishable), shown only here.",
       request: { body: jsonBody(CreateTeamBody) },
       responses: {
         201: jsonResponse(CreatedTeam, "The team and its keys (shown only once)"),
@@ -78,6 +81,7 @@ export function adminTeamRoutes(deps: Deps) {
       path: "/teams/{team_id}/keys",
       ...ADMIN,
       summary: "Create an API key for a team",
+      description: "A new key of the kind asked (`live`, `test`, `publishable`), shown only in this answer.",
       request: {
         params: TeamParam,
         body: jsonBody(CreateKeyBody),
@@ -102,6 +106,7 @@ export function adminTeamRoutes(deps: Deps) {
       path: "/keys/{prefix}",
       ...ADMIN,
       summary: "Revoke an API key by its prefix (effective at once)",
+      description: "The key stops working at once. The prefix is the one answered when the key was created.",
       request: { params: z.object({ prefix: z.string().min(1).max(200) }) },
       responses: { 200: jsonResponse(RevokedKey, "Revoked"), 401: Unauthorized, 404: NotFound },
     }),
@@ -120,6 +125,9 @@ export function adminTeamRoutes(deps: Deps) {
       path: "/teams/{team_id}/wallet/topup",
       ...ADMIN,
       summary: "Add money (USD) to a team's wallet",
+      description:
+        "SMS, WhatsApp and OTP sends of live keys are charged from the wallet; a send it cannot pay is refused." +
+        "SMS, WhatsApp and OTP sends of live keys are charged from the wallet; a send it cannot pay is refused.",
       request: {
         params: TeamParam,
         body: jsonBody(TopUpBody),
@@ -140,6 +148,7 @@ export function adminTeamRoutes(deps: Deps) {
       path: "/teams/{team_id}/wallet",
       ...ADMIN,
       summary: "A team's balance and latest wallet transactions",
+      description: "The balance in USD and the latest charges, refunds and top-ups.",
       request: {
         params: TeamParam,
         query: z.object({ limit: z.coerce.number().int().min(1).max(1000).default(50) }),

@@ -19,8 +19,9 @@ import {
   TagsBody,
 } from "./schemas.ts";
 import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
+import { externalIdNote, tag } from "../../shared/http/openapi.ts";
 
-const tags = ["Contacts"];
+const tags = tag("Contacts");
 const updated = jsonResponse(Contact, "The updated contact");
 
 /** Tags, unsubscribe, bulk creation and device tokens. */
@@ -34,6 +35,9 @@ export function actionsRoutes(deps: Deps) {
       path: "/bulk",
       tags,
       summary: "Create up to 1,000 contacts; existing ones are skipped, invalid ones reported",
+      description:
+        "One call for many contacts: each is created, skipped (its email or external id exists) or reported as an " +
+        "error (invalid), and the answer counts each kind. An invalid entry does not fail the others.",
       request: { body: jsonBody(BulkBody) },
       responses: { 200: jsonResponse(BulkAnswer, "What was created, skipped and refused"), ...errors(400, 403) },
     }),
@@ -67,6 +71,9 @@ export function actionsRoutes(deps: Deps) {
       path: "/external/{external_id}/device-token",
       tags,
       summary: "Register push devices: `{token, platform, …}` or `{fcm_token?, apns_token?}`",
+      description:
+        "Adds a device token to the contact (one per device; a push to the contact goes to all of them). The token " +
+        "is 32–4,096 characters of `[A-Za-z0-9_:.-]`; an iOS (APNs) token is 64 hex characters.",
       request: { params: ExternalIdParams, body: jsonBody(DeviceTokenBody) },
       responses: { 200: jsonResponse(ContactWithDevices, "The contact and its devices"), ...errors(400, 403, 404) },
     }),
@@ -111,7 +118,10 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       method: "post",
       path: `${base}/tags`,
       tags,
-      summary: "Add tags",
+      summary: `Add tags${externalIdNote(base)}`,
+      description:
+        "Adds the tags the contact does not carry yet; tags drive `tag` sends, segments and workflow conditions." +
+        "Adds the tags the contact does not carry yet; tags drive `tag` sends, segments and workflow conditions.",
       request: { params, body: jsonBody(TagsBody) },
       responses: { 200: updated, ...errors(400, 403, 404) },
     }),
@@ -125,7 +135,8 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       method: "delete",
       path: `${base}/tags`,
       tags,
-      summary: "Remove tags (JSON body `{tags}`)",
+      summary: `Remove tags (JSON body \`{tags}\`)${externalIdNote(base)}`,
+      description: "Removes the given tags from the contact; tags it does not carry are ignored.",
       request: { params, body: jsonBody(TagsBody) },
       responses: { 200: updated, ...errors(400, 403, 404) },
     }),
@@ -139,7 +150,9 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       method: "post",
       path: `${base}/unsubscribe`,
       tags,
-      summary: "Unsubscribe the contact from everything (sets is_unsubscribed and unsubscribed_at)",
+      summary: `Unsubscribe the contact from everything${externalIdNote(base)}`,
+      description:
+        "Sets `is_unsubscribed` and `unsubscribed_at`: no send reaches it on any channel until it is subscribed again.",
       request: { params },
       responses: { 200: updated, ...errors(403, 404) },
     }),

@@ -25,8 +25,9 @@ import {
   SubscribedBody,
 } from "./schemas.ts";
 import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
+import { externalIdNote, tag } from "../../shared/http/openapi.ts";
 
-const tags = ["Contact preferences"];
+const tags = tag("Contact preferences");
 const updated = jsonResponse(Contact, "The updated contact");
 
 /**
@@ -51,7 +52,10 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       method: "get",
       path: `${base}/preferences`,
       tags,
-      summary: "Read a contact's preferences, with counts",
+      summary: `Read a contact's preferences, with counts${externalIdNote(base)}`,
+      description:
+        "The contact's opt-ins keyed by channel (`email`, `sms`, `whatsapp`, `push`), each with `transactional` and " +
+        "`promotional`, and how many are on.",
       request: { params },
       responses: { 200: jsonResponse(PreferencesView, "The preferences"), ...errors(404) },
     }),
@@ -67,7 +71,9 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
         method,
         path: `${base}/preferences`,
         tags,
-        summary: "Change preferences: `{preferences: [{channel, category, subscribed}]}`",
+        summary: `Change preferences${externalIdNote(base)}`,
+        description: "Body `{preferences: [{channel, category, subscribed}]}`: sets the listed (channel, " +
+          "category) pairs and leaves the others as they are. Answers the updated contact.",
         request: { params, body: jsonBody(PreferencesBody) },
         responses: { 200: updated, ...errors(400, 404) },
       }),
@@ -83,7 +89,8 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       method: "delete",
       path: `${base}/preferences`,
       tags,
-      summary: "Unsubscribe from every channel and category",
+      summary: `Unsubscribe from every channel and category${externalIdNote(base)}`,
+      description: "Turns every preference off: the contact receives nothing until it opts in again.",
       request: { params },
       responses: { 200: updated, ...errors(404) },
     }),
@@ -95,7 +102,8 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       method: "post",
       path: `${base}/preferences/subscribe-all`,
       tags,
-      summary: "Subscribe to every channel and category",
+      summary: `Subscribe to every channel and category${externalIdNote(base)}`,
+      description: "Turns every preference on, promotional ones included: only on the contact's own request.",
       request: { params },
       responses: { 200: updated, ...errors(404) },
     }),
@@ -107,7 +115,8 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       method: "delete",
       path: `${base}/preferences/{channel}`,
       tags,
-      summary: "Unsubscribe from both categories of one channel",
+      summary: `Unsubscribe from both categories of one channel${externalIdNote(base)}`,
+      description: "Turns off transactional and promotional messages on one channel.",
       request: { params: withChannel },
       responses: { 200: updated, ...errors(400, 404) },
     }),
@@ -123,7 +132,8 @@ function register(app: OpenAPIHono<AppEnv>, deps: Deps, { base, params, refOf }:
       method: "patch",
       path: `${base}/preferences/{channel}/{category}`,
       tags,
-      summary: "Set one preference: `{subscribed}`",
+      summary: `Set one preference${externalIdNote(base)}`,
+      description: "Body `{subscribed}`: sets one (channel, category) pair; the others stay as they are.",
       request: { params: withCategory, body: jsonBody(SubscribedBody) },
       responses: { 200: updated, ...errors(400, 404) },
     }),

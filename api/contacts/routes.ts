@@ -22,8 +22,9 @@ import {
 } from "./schemas.ts";
 import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
 import { parseTimestamp } from "../../shared/timestamps.ts";
+import { externalIdNote, tag } from "../../shared/http/openapi.ts";
 
-const tags = ["Contacts"];
+const tags = tag("Contacts");
 
 function listFilters(q: z.infer<typeof ListQuery>): ContactFilters {
   const list = (v: string | string[] | undefined) => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
@@ -50,10 +51,11 @@ export function contactsRoutes(deps: Deps) {
       path: "/",
       tags,
       summary: "Create a contact",
-      request: {
-        headers: z.object({ "x-team-id": z.string().optional() }),
-        body: jsonBody(CreateContactBody),
-      },
+      description:
+        "Creates a contact of the key's team. `email` is required and unique in the team (case-insensitive), like " +
+        "`external_id`; without an `external_id` one is generated. Every preference starts opted in, except " +
+        "promotional email, WhatsApp and push. 409 when the email or external id is taken.",
+      request: { body: jsonBody(CreateContactBody) },
       responses: { 201: jsonResponse(Contact, "The contact"), ...errors(400, 409, 422) },
     }),
     async (c) => {
@@ -71,6 +73,10 @@ export function contactsRoutes(deps: Deps) {
       path: "/",
       tags,
       summary: "List contacts (cursor mode, or page mode when `page` is given)",
+      description:
+        "Newest first. Cursor mode: pass the previous page's `next_cursor` as `starting_after`. Page mode: pass " +
+        "`page` (and `sort_by`, `sort_order`) for `pagination` totals. `search` matches names, email and external " +
+        "id; `tag` or `tags=a,b` keep contacts carrying all of them.",
       request: { query: ListQuery },
       responses: { 200: jsonResponse(ContactList, "A page of contacts"), ...errors(400, 403) },
     }),
@@ -138,7 +144,10 @@ function getRoute<P extends string, S extends z.ZodObject>(path: P, params: S) {
     method: "get",
     path,
     tags,
-    summary: "Get a contact",
+    summary: `Get a contact${externalIdNote(path)}`,
+    description:
+      "The contact with its preferences. On `/contacts/{id}` the id is the contact's UUID, or its `external_id` " +
+      "when no contact has that UUID.",
     request: { params },
     responses: { 200: jsonResponse(Contact, "The contact"), ...errors(403, 404) },
   });
@@ -149,7 +158,10 @@ function updateRoute<P extends string, S extends z.ZodObject>(method: "put" | "p
     method,
     path,
     tags,
-    summary: "Update a contact (only the fields given change)",
+    summary: `Update a contact${externalIdNote(path)}`,
+    description:
+      "PUT and PATCH both change only the fields given; `tags` and `custom_fields` given replace the stored ones. " +
+      "409 when a new email or external id is taken.",
     request: { params, body: jsonBody(UpdateContactBody) },
     responses: { 200: jsonResponse(Contact, "The updated contact"), ...errors(400, 403, 404, 409) },
   });
@@ -160,7 +172,10 @@ function deleteRoute<P extends string, S extends z.ZodObject>(path: P, params: S
     method: "delete",
     path,
     tags,
-    summary: "Delete a contact permanently (`hard=true` is accepted)",
+    summary: `Delete a contact permanently${externalIdNote(path)}`,
+    description: "Deletion is permanent (`hard=true` is accepted and changes nothing); messages already sent " +
+      "stay in the records without the contact. Set `is_active: false` instead to keep the contact but stop " +
+      "sending to it.",
     request: { params, query: DeleteQuery },
     responses: { 200: jsonResponse(Deleted, "Deleted"), ...errors(403, 404) },
   });

@@ -8,6 +8,10 @@ import { parseTimestamp } from "../../shared/timestamps.ts";
 import { ensureFuture } from "../workflows/start_routes.ts";
 import { acceptEvent } from "./accept.ts";
 import { EventAccepted, SendEventBody } from "./schemas.ts";
+import { tag } from "../../shared/http/openapi.ts";
+import { IDEMPOTENCY_KEY_HEADER, teamIdHeader } from "../../shared/http/openapi.ts";
+import { jsonBody } from "../../shared/http/schemas.ts";
+import { EVENT_EXAMPLES } from "./examples.ts";
 
 const json = <T>(schema: T) => ({ content: { "application/json": { schema } } });
 
@@ -19,10 +23,15 @@ export function eventsRoutes(deps: Deps) {
     createRoute({
       method: "post",
       path: "/send",
-      tags: ["Events"],
+      tags: tag("Events"),
       summary: "Send a named event to the workflows listening for it",
+      description:
+        "Queues the event and answers 201 at once; a worker then starts every active workflow whose `event_type` is " +
+        "`event_name`, for the contact of `user_info`, as the workflow's conditions allow. Requires `X-Team-ID`. " +
+        "404 'Event type not found' when no workflow listens for the name.",
       middleware: [requireTeamHeader()] as const,
-      request: { body: { ...json(SendEventBody), required: true } },
+      parameters: [teamIdHeader(true), IDEMPOTENCY_KEY_HEADER],
+      request: { body: jsonBody(SendEventBody, EVENT_EXAMPLES) },
       responses: { 201: { description: "Queued (or scheduled)", ...json(EventAccepted) } },
     }),
     async (c) => {

@@ -3,6 +3,7 @@
  * are or with a field or two replaced: requests built from the schemas alone seldom pass every
  * cross-field rule, so without these the handlers behind validation would hardly be reached.
  */
+import { EXAMPLE } from "../../shared/http/examples.ts";
 import type { RefPool } from "./generate.ts";
 
 /** What the examples draw on: team B's references and its template key. */
@@ -12,18 +13,56 @@ export interface ExampleRefs {
   sessions: { token: string; code: string }[];
   contactExternalId: string;
   workflowId: string;
+  /** The workflow's name and the event it listens for. */
+  workflowName: string;
+  eventName: string;
   templateKey: string;
   tag: string;
 }
 
 const FCM = `fcm-${"f".repeat(40)}`;
 
+/**
+ * The request examples the OpenAPI document shows for `op` (sends, triggers, events, workflow starts),
+ * naming team B's records where they name the example team's (shared/http/examples.ts).
+ */
+export function documentExamples(doc: Document, op: string, r: ExampleRefs): Record<string, unknown>[] {
+  const [method, path] = op.split(" ");
+  const content = doc.paths[path]?.[method.toLowerCase()]?.requestBody?.content?.["application/json"];
+  const names = new Map<unknown, unknown>([
+    [EXAMPLE.templateKey, r.templateKey],
+    [EXAMPLE.contact.external_id, r.contactExternalId],
+    [EXAMPLE.contact.tag, r.tag],
+    [EXAMPLE.workflow.name, r.workflowName],
+    [EXAMPLE.workflow.event_type, r.eventName],
+  ]);
+  const rebound = (value: unknown): unknown =>
+    Array.isArray(value)
+      ? value.map(rebound)
+      : value && typeof value === "object"
+      ? Object.fromEntries(Object.entries(value).map(([k, v]) => [k, rebound(v)]))
+      : names.has(value)
+      ? names.get(value)
+      : value;
+  // Those that take a session from an earlier answer are left to examples() below, which has one.
+  return Object.values(content?.examples ?? {})
+    .filter((e) => !JSON.stringify(e.value).includes(EXAMPLE.sessionToken))
+    .map((e) => rebound(e.value) as Record<string, unknown>);
+}
+
+/** The parts of the OpenAPI document that documentExamples reads. */
+type Document = {
+  paths: Record<
+    string,
+    Record<string, { requestBody?: { content?: Record<string, { examples?: Record<string, { value: unknown }> }> } }>
+  >;
+};
+
 /** The example bodies of `METHOD path` (none when the operation takes no body). */
 export function examples(op: string, r: ExampleRefs): Record<string, unknown>[] {
   const email = () => `fz.${crypto.randomUUID().slice(0, 8)}@example.com`;
   const prefs = { preferences: [{ channel: "email", category: "promotional", subscribed: true }] };
   const step = { step_order: 1, channel_type: "email", step_name: "s", configuration: { template_id: r.templateKey } };
-  const start = { workflow_id: r.workflowId, recipient_type: "contact", contact_external_id: r.contactExternalId };
   const path = op.split(" ")[1];
   if (/\/preferences\/\{channel\}\/\{category\}$/.test(path)) return [{ subscribed: false }];
   if (/\/preferences$/.test(path)) return [prefs];
@@ -64,51 +103,14 @@ export function examples(op: string, r: ExampleRefs): Record<string, unknown>[] 
       ];
     case "POST /api/v1/otp/resend":
       return [{ session_token: r.sessions[r.sessions.length - 1].token }];
-    case "POST /api/v1/workflows/trigger":
-      return [start, { workflow_id: r.workflowId, recipient_type: "tag", tags: [r.tag] }];
-    case "POST /api/v1/workflows/send":
-      return [{ ...start, steps_override: { "1": { delay_minutes: 1 } } }];
     case "POST /api/v1/workflows":
       return [{ name: "fz", event_type: "fz_event", steps: [step] }];
     case "PATCH /api/v1/workflows/{id}":
       return [{ name: "renamed" }, { steps: [step], is_active: true }];
-    case "POST /api/v1/events/send":
-      return [{ event_name: "beta_event", user_info: { contact_external_id: r.contactExternalId } }];
     case "POST /api/v1/webhooks":
       return [{ url: "https://93.184.216.34/hook" }, { url: "https://93.184.216.34/h", events: ["message.sent"] }];
     case "PATCH /api/v1/webhooks/{id}":
       return [{ is_active: false }, { events: ["trigger.completed"] }];
-    case "POST /api/v1/messages/send":
-      return [
-        { recipient_type: "direct_email", direct_email: email(), subject: "S", content: "<p>c</p>" },
-        { recipient_type: "contact", contact_external_id: r.contactExternalId, template_key: r.templateKey },
-        { recipient_type: "tag", tag: [r.tag], template_key: r.templateKey },
-      ];
-    case "POST /api/v1/messages/trigger":
-      return [{
-        recipient_type: "contact",
-        channels: ["email", "sms"],
-        contact_external_id: r.contactExternalId,
-        template_key: r.templateKey,
-      }];
-    case "POST /api/v1/sms/send":
-      return [
-        { template_key: r.templateKey, recipient_type: "direct_sms", direct_phone: "+447700900123" },
-        { template_key: r.templateKey, recipient_type: "contact", contact_external_id: r.contactExternalId },
-      ];
-    case "POST /api/v1/whatsapp/send":
-      return [{
-        template_key: r.templateKey,
-        recipient_type: "direct_whatsapp",
-        direct_whatsapp: "+447700900123",
-        conversation_category: "UTILITY",
-        variables: { "1": "x" },
-      }];
-    case "POST /api/v1/push/send":
-      return [
-        { recipient_type: "direct_push", direct_device_token: FCM, title: "T", body: "B" },
-        { recipient_type: "contact", contact_external_id: r.contactExternalId, template_key: r.templateKey },
-      ];
     default:
       return [];
   }

@@ -13,7 +13,7 @@ import { SendLane } from "../sending/send_lane.ts";
 import { setLogLevel } from "../../shared/log.ts";
 import { dbTest, testDeps, testTeam } from "../../shared/testing.ts";
 import { checkUntouched, snapshotTeam, teamFixture } from "./fixtures.ts";
-import { examples } from "./examples.ts";
+import { documentExamples, examples } from "./examples.ts";
 import { type FuzzRequest, Generator, type Operation } from "./generate.ts";
 import { bodyText, pathValue, queryString } from "./parts.ts";
 import { type Answer, describeRequest, Judge } from "./judge.ts";
@@ -49,6 +49,8 @@ const exampleRefs = {
   sessions: teamB.sessions,
   contactExternalId: teamB.contacts[0].external_id,
   workflowId: teamB.workflowId,
+  workflowName: teamB.refs.workflowNames[0],
+  eventName: "beta_event",
   templateKey: teamB.refs.templateKeys[0],
   tag: "beta-tag",
 };
@@ -169,7 +171,8 @@ function requestArb(op: Operation): fc.Arbitrary<FuzzRequest> {
   const clean = new Generator(resolve, admin ? adminPools : pools, 0);
   const names = op.parameters.filter((p) => p.in === "path");
   const params = fc.tuple(...names.map((p) => pathValue(gen, p.name, p.schema)));
-  const good = examples(`${op.method} ${op.path}`, exampleRefs);
+  const name = `${op.method} ${op.path}`;
+  const good = [...examples(name, exampleRefs), ...documentExamples(doc, name, exampleRefs)];
   const body = op.body ? bodyText(clean, gen, op.body, good) : fc.oneof(
     { weight: 8, arbitrary: fc.constant(undefined) },
     { weight: 1, arbitrary: bodyText(clean, gen, undefined, []) },

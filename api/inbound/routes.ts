@@ -31,8 +31,9 @@ import {
   unsubscribeEmailPromotional,
 } from "./queries.ts";
 import { verifyTwilioSignature } from "./twilio_signature.ts";
+import { tag } from "../../shared/http/openapi.ts";
 
-const tags = ["Inbound callbacks"];
+const tags = tag("Inbound callbacks");
 
 /** Replies that opt out and back in (Twilio's standard keywords). */
 export const STOP_WORDS = ["STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"];
@@ -128,6 +129,10 @@ export function inboundRoutes(deps: Deps) {
       tags,
       security: [],
       summary: "Twilio incoming message webhook (form-encoded; STOP/START keywords)",
+      description:
+        "Set as the messaging webhook of your Twilio numbers (`?team_id=`). STOP, STOPALL, UNSUBSCRIBE, CANCEL, END " +
+        "and QUIT opt the contact out of SMS; START and UNSTOP opt it in again. Checked with Twilio's request " +
+        "signature.",
       request: { query: z.object({ team_id: z.string().optional() }) },
       responses: { 200: twiml, 400: { description: "No valid team_id in the URL" }, 403: forbidden },
     }),
@@ -172,6 +177,9 @@ export function inboundRoutes(deps: Deps) {
       tags,
       security: [],
       summary: "Twilio message status callback (form-encoded)",
+      description:
+        "Twilio's delivery statuses (delivered, read, failed) for messages sent through it; they update the message " +
+        "records and trigger webhooks. Checked with Twilio's request signature.",
       responses: { 204: { description: "Recorded (or ignored)" }, 403: forbidden },
     }),
     async (c) => {
@@ -197,6 +205,9 @@ export function inboundRoutes(deps: Deps) {
       tags,
       security: [],
       summary: "Resend webhook (email events, Svix signature)",
+      description:
+        "Resend's email events for messages sent through it; they update the message records and trigger webhooks. " +
+        "Checked with the signing secret.",
       responses: {
         204: { description: "Recorded (or ignored)" },
         400: { description: "Not an event" },

@@ -8,6 +8,7 @@ import { addSendRoute, directRecipient, sendRecipient } from "../sending/send_ro
 import { addExecutionRoutes } from "../triggers/execution_routes.ts";
 import { EmailSendBody } from "./schemas.ts";
 import { addTriggerRoute } from "./trigger.ts";
+import { EMAIL_EXAMPLES } from "../sending/examples.ts";
 
 /** Email sends, the multi-channel trigger and the email execution views, under /api/v1/messages. */
 export function messagesRoutes(deps: Deps) {
@@ -17,6 +18,12 @@ export function messagesRoutes(deps: Deps) {
     channel: "email",
     tag: "Email",
     summary: "Send an email to an address, a contact, a tag, a segment or all contacts",
+    examples: EMAIL_EXAMPLES,
+    description:
+      "Without a template, `subject` and `content` (HTML) carry the message; with `template_key`, the template " +
+      "supplies them and `variables` fill it. The sender is the team's default identity unless `from_email` (on a " +
+      "verified domain) and `from_name` say otherwise. Answers 201 with the `trigger_id` at once; delivery follows " +
+      "in the background.",
     body: EmailSendBody,
     delayMs: false,
     executionFields: true,

@@ -25,6 +25,8 @@ import type { Content, Recipient } from "../../shared/sending/spec.ts";
 import type { Template } from "../../shared/templates.ts";
 import { errors, TriggerAccepted, TriggerBody } from "./schemas.ts";
 import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
+import { SEND_HEADERS, tag } from "../../shared/http/openapi.ts";
+import { TRIGGER_EXAMPLES } from "../sending/examples.ts";
 
 const CHANNELS: readonly Channel[] = ["email", "sms", "whatsapp", "push"];
 
@@ -57,9 +59,14 @@ export function addTriggerRoute(app: OpenAPIHono<AppEnv>, deps: Deps): void {
     createRoute({
       method: "post",
       path: "/trigger",
-      tags: ["Multi-channel"],
+      tags: tag("Multi-channel"),
       summary: "Send one template on several channels",
-      request: { body: jsonBody(TriggerBody) },
+      description:
+        "One `template_key` for every channel in `channels` (each channel uses its own template under the key), to " +
+        "a contact, the contacts with `tags`, a segment or everyone. Each channel becomes an execution of the one " +
+        "trigger. Answers 200 with `channels_triggered`.",
+      parameters: SEND_HEADERS,
+      request: { body: jsonBody(TriggerBody, TRIGGER_EXAMPLES) },
       responses: { 200: jsonResponse(TriggerAccepted, "Queued or scheduled"), ...errors(400, 403, 404, 409, 422, 429) },
     }),
     async (c) => {

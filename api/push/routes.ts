@@ -8,6 +8,7 @@ import { addSendRoute, directRecipient, sendRecipient } from "../sending/send_ro
 import { addExecutionRoutes } from "../triggers/execution_routes.ts";
 import { hasPushTokens } from "./queries.ts";
 import { PushSendBody } from "./schemas.ts";
+import { PUSH_EXAMPLES } from "../sending/examples.ts";
 
 /** The most actions any platform shows: a send to contacts reaches devices of every platform. */
 const MOST_ACTIONS = Math.max(...Object.values(PUSH_ACTION_LIMITS));
@@ -20,6 +21,11 @@ export function pushRoutes(deps: Deps) {
     channel: "push",
     tag: "Push",
     summary: "Send a push notification to a device, a contact, a tag, a segment or all contacts",
+    examples: PUSH_EXAMPLES,
+    description:
+      "`title` and `body`, or a template (`template_key` or `template_id`), to a device token, a contact's " +
+      "registered devices, a tag, a segment or everyone with push on. Transactional messages go first; promotional " +
+      "ones are paced. Up to 3 `actions` on Android, 4 on iOS. `scheduled_at` schedules the send.",
     body: PushSendBody,
     delayMs: true,
     check(body) {

@@ -20,6 +20,8 @@ import { outboxForWantOfProvider } from "../../shared/providers/registry.ts";
 import type { Content, Recipient } from "../../shared/sending/spec.ts";
 import type { ContactRow } from "../../shared/contacts/queries.ts";
 import { AcceptedSend, errors } from "../messages/schemas.ts";
+import { SEND_HEADERS, tag, type TagName } from "../../shared/http/openapi.ts";
+import type { RequestExamples } from "../../shared/http/examples.ts";
 
 /** The fields every single-channel send body has. */
 export interface SendFields extends ScheduleFields {
@@ -48,8 +50,12 @@ export interface ChannelSend {
 /** A channel's POST /send route. */
 export interface SendRoute<B extends SendFields> {
   channel: Channel;
-  tag: string;
+  tag: TagName;
   summary: string;
+  /** What the operation does, for the document. */
+  description: string;
+  /** Named request bodies that work as written (see shared/http/examples.ts). */
+  examples: RequestExamples;
   body: z.ZodType<B>;
   /** Whether the 201 of a scheduled send shows `delay_ms`. */
   delayMs: boolean;
@@ -90,9 +96,11 @@ export function addSendRoute<B extends SendFields>(app: OpenAPIHono<AppEnv>, dep
   const definition = createRoute({
     method: "post",
     path: "/send",
-    tags: [route.tag],
+    tags: tag(route.tag),
     summary: route.summary,
-    request: { body: jsonBody(route.body) },
+    description: route.description,
+    parameters: SEND_HEADERS,
+    request: { body: jsonBody(route.body, route.examples) },
     responses: { 201: jsonResponse(AcceptedSend, "Queued or scheduled"), ...errors(400, 403, 404, 409, 422) },
   });
   const handler: RouteHandler<typeof definition, AppEnv> = async (c) =>

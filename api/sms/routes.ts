@@ -15,6 +15,7 @@ import type { SmsContent } from "../../shared/sending/spec.ts";
 import { addSendRoute, directRecipient, sendRecipient } from "../sending/send_route.ts";
 import { addExecutionRoutes } from "../triggers/execution_routes.ts";
 import { SmsSendBody } from "./schemas.ts";
+import { SMS_EXAMPLES } from "../sending/examples.ts";
 
 /** SMS sends and the SMS execution views, under /api/v1/sms. */
 export function smsRoutes(deps: Deps) {
@@ -24,6 +25,11 @@ export function smsRoutes(deps: Deps) {
     channel: "sms",
     tag: "SMS",
     summary: "Send an SMS template to a number, a contact, a tag or all contacts with SMS opt-in",
+    examples: SMS_EXAMPLES,
+    description:
+      "The template must exist for `template_key` and serve the recipient's country. `direct_phone` is E.164. A " +
+      "live key's wallet must cover the message (charged per segment: 160 GSM-7 characters, 70 with Unicode). " +
+      "`triggerAt` schedules the send. 404 when the contact is unknown.",
     body: SmsSendBody,
     delayMs: true,
     async plan(body, team, service) {

@@ -3,6 +3,7 @@ import type { Deps } from "../../shared/deps.ts";
 import { ForbiddenError } from "../../shared/errors.ts";
 import { newRouter } from "../../shared/http/app.ts";
 import { registry } from "../../shared/metrics.ts";
+import { tag } from "../../shared/http/openapi.ts";
 
 const Health = z.object({ status: z.enum(["ok", "unavailable"]), database: z.boolean(), kv: z.boolean() }).openapi(
   "Health",
@@ -15,8 +16,9 @@ export function systemRoutes(deps: Deps) {
     createRoute({
       method: "get",
       path: "/healthz",
-      tags: ["System"],
+      tags: tag("System"),
       summary: "Health check",
+      description: "200 when the database and the key-value store answer, 503 otherwise; needs no key.",
       responses: {
         200: { description: "Healthy", content: { "application/json": { schema: Health } } },
         503: { description: "Unhealthy", content: { "application/json": { schema: Health } } },
@@ -35,8 +37,11 @@ export function systemRoutes(deps: Deps) {
     createRoute({
       method: "get",
       path: "/metrics",
-      tags: ["System"],
+      tags: tag("System"),
       summary: "Metrics in the Prometheus text format (Bearer METRICS_TOKEN when that is set)",
+      description:
+        "Requests by route and status, queue jobs, deliveries by channel and outcome, provider latency and queue " +
+        "lag, for Prometheus to scrape.",
       security: [],
       responses: {
         200: { description: "Metrics", content: { "text/plain": { schema: z.string() } } },

@@ -5,6 +5,7 @@ import type { Template } from "../../shared/templates.ts";
 import { errors } from "../messages/schemas.ts";
 import { jsonResponse } from "../../shared/http/schemas.ts";
 import { TemplateList, TemplatesQuery } from "./schemas.ts";
+import { tag } from "../../shared/http/openapi.ts";
 
 const PLACEHOLDER = /\{\{\s*([\w.-]+)\s*\}\}/g;
 
@@ -25,8 +26,11 @@ export function templatesRoutes(deps: Deps) {
     createRoute({
       method: "get",
       path: "/",
-      tags: ["Templates"],
+      tags: tag("Templates"),
       summary: "Check a template key: the team's templates under it, one per channel",
+      description:
+        "Whether `template_key` resolves, and on which channels: the team's templates under the key, with their " +
+        "approval status. Check before sending with a new key.",
       request: { query: TemplatesQuery },
       responses: { 200: jsonResponse(TemplateList, "The templates"), ...errors(400) },
     }),

@@ -14,6 +14,7 @@ import {
 } from "../messages/schemas.ts";
 import { jsonResponse } from "../../shared/http/schemas.ts";
 import { findExecution, listExecutions, listJobs } from "./tracking.ts";
+import { tag, type TagName } from "../../shared/http/openapi.ts";
 
 interface Options {
   /** The channel listed and looked up; undefined on /messages (an execution of any channel by id). */
@@ -22,8 +23,11 @@ interface Options {
   listChannel: Channel;
   /** Path of the list: "/" on /messages, "/executions" elsewhere. */
   listPath: string;
-  tag: string;
+  tag: TagName;
 }
+
+/** How the summaries name a channel. */
+const LABELS: Record<Channel, string> = { email: "email", sms: "SMS", whatsapp: "WhatsApp", push: "push" };
 
 /**
  * Adds the execution views of a channel to its router: GET /executions/{id} (an execution, or a
@@ -31,7 +35,8 @@ interface Options {
  * GET /executions/{execution_id}/jobs (per-recipient messages).
  */
 export function addExecutionRoutes(app: OpenAPIHono<AppEnv>, deps: Deps, options: Options): void {
-  const tags = [options.tag];
+  const tags = tag(options.tag);
+  const label = LABELS[options.listChannel];
   const notFound = () => new NotFoundError("Execution not found", "execution_not_found");
 
   app.openapi(
@@ -39,7 +44,9 @@ export function addExecutionRoutes(app: OpenAPIHono<AppEnv>, deps: Deps, options
       method: "get",
       path: "/executions/{id}",
       tags,
-      summary: "An execution (or a trigger's execution on this channel)",
+      summary: `One ${label} execution, by its id or its trigger's id`,
+      description: "An execution is one channel's share of a send: its status and counts of sent, failed and " +
+        "filtered recipients. A trigger id finds the trigger's execution on this channel.",
       request: { params: ExecutionParams },
       responses: { 200: jsonResponse(Execution, "The execution"), ...errors(404) },
     }),
@@ -55,7 +62,8 @@ export function addExecutionRoutes(app: OpenAPIHono<AppEnv>, deps: Deps, options
       method: "get",
       path: options.listPath,
       tags,
-      summary: `List ${options.listChannel} executions, newest first`,
+      summary: `List ${label} executions, newest first`,
+      description: "Page pagination (`page`, `limit`).",
       request: { query: PageQuery },
       responses: { 200: jsonResponse(ExecutionList, "A page of executions"), ...errors(400) },
     }),
@@ -70,7 +78,9 @@ export function addExecutionRoutes(app: OpenAPIHono<AppEnv>, deps: Deps, options
       method: "get",
       path: "/executions/{execution_id}/jobs",
       tags,
-      summary: "The per-recipient messages of an execution",
+      summary: `The per-recipient messages of one ${label} execution`,
+      description: "One row a recipient: address, status, the provider's message id, the error when it failed, " +
+        "the cost, and when it was created and sent.",
       request: { params: JobsParams, query: PageQuery },
       responses: { 200: jsonResponse(JobList, "A page of messages"), ...errors(400, 404) },
     }),

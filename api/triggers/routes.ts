@@ -7,8 +7,9 @@ import { jsonResponse } from "../../shared/http/schemas.ts";
 import { DirectTrigger, Trigger, TriggerParams } from "./schemas.ts";
 import { findTrigger, jobsEndpoint, notOfKind, type TriggerView } from "./tracking.ts";
 import { triggerWarnings } from "./warnings.ts";
+import { tag } from "../../shared/http/openapi.ts";
 
-const tags = ["Triggers"];
+const tags = tag("Tracking");
 
 /** Trigger tracking under /api/v1/triggers. */
 export function triggersRoutes(deps: Deps) {
@@ -25,6 +26,10 @@ export function triggersRoutes(deps: Deps) {
       path: "/{trigger_id}",
       tags,
       summary: "The status and counts of a send",
+      description:
+        "The trigger a send, trigger, event or workflow start answered: `pending`, `processing`, `completed` or " +
+        "`failed`, with `summary` counts (`total_contacts = sent + failed + filtered` once complete). " +
+        "`details_endpoint` names the detail view.",
       request: { params: TriggerParams },
       responses: { 200: jsonResponse(Trigger, "The trigger"), ...errors(404) },
     }),
@@ -56,6 +61,9 @@ export function triggersRoutes(deps: Deps) {
       path: "/{trigger_id}/direct",
       tags,
       summary: "The executions (one per channel) of a direct send",
+      description:
+        "For a send or multi-channel trigger: one execution per channel with its counts, and the path of its " +
+        "per-recipient messages.",
       request: { params: TriggerParams },
       responses: { 200: jsonResponse(DirectTrigger, "The trigger's executions"), ...errors(404) },
     }),

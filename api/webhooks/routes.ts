@@ -31,8 +31,9 @@ import {
   WebhookList,
 } from "./schemas.ts";
 import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
+import { tag } from "../../shared/http/openapi.ts";
 
-const tags = ["Webhooks"];
+const tags = tag("Webhooks");
 
 /** Endpoints a team may register. */
 export const MAX_ENDPOINTS = 20;
@@ -73,6 +74,10 @@ export function webhooksRoutes(deps: Deps) {
       path: "/",
       tags,
       summary: "Register a webhook endpoint (the secret is shown only in this answer)",
+      description:
+        "Registers an HTTPS endpoint for the listed `events` (all when omitted). Keep the `secret` of the answer: " +
+        "it signs every delivery (headers `webhook-id`, `webhook-timestamp`, `webhook-signature`: `v1,<base64 " +
+        "HMAC-SHA256 of id.timestamp.body>`) and is not shown again. Private and loopback addresses are refused.",
       request: { body: jsonBody(CreateWebhookBody) },
       responses: { 201: jsonResponse(WebhookEndpointWithSecret, "The endpoint and its secret"), ...errors(400) },
     }),
@@ -96,6 +101,7 @@ export function webhooksRoutes(deps: Deps) {
       path: "/",
       tags,
       summary: "List the team's webhook endpoints",
+      description: "Every endpoint of the team, without secrets.",
       responses: { 200: jsonResponse(WebhookList, "The endpoints, newest first") },
     }),
     async (c) => {
@@ -110,6 +116,7 @@ export function webhooksRoutes(deps: Deps) {
       path: "/{id}",
       tags,
       summary: "Get a webhook endpoint",
+      description: "One endpoint, without its secret.",
       request: { params: IdParams },
       responses: { 200: jsonResponse(WebhookEndpoint, "The endpoint"), ...errors(404) },
     }),
@@ -125,6 +132,9 @@ export function webhooksRoutes(deps: Deps) {
       path: "/{id}",
       tags,
       summary: "Change a webhook endpoint's URL or events, or re-enable it",
+      description:
+        "Changes the URL or the events, or turns the endpoint on again (`is_active: true`) after it was disabled (a " +
+        "410 answer disables it).",
       request: { params: IdParams, body: jsonBody(UpdateWebhookBody) },
       responses: { 200: jsonResponse(WebhookEndpoint, "The endpoint"), ...errors(400, 404) },
     }),
@@ -145,6 +155,7 @@ export function webhooksRoutes(deps: Deps) {
       path: "/{id}",
       tags,
       summary: "Delete a webhook endpoint",
+      description: "Stops deliveries to the endpoint at once.",
       request: { params: IdParams },
       responses: { 200: jsonResponse(Deleted, "Deleted"), ...errors(404) },
     }),
@@ -162,6 +173,9 @@ export function webhooksRoutes(deps: Deps) {
       path: "/{id}/rotate-secret",
       tags,
       summary: "Replace the signing secret (the old one also signs for 24 hours)",
+      description:
+        "Answers a new secret; for 24 hours deliveries carry signatures by both, so that receivers can switch " +
+        "without losing any.",
       request: { params: IdParams },
       responses: { 200: jsonResponse(WebhookEndpointWithSecret, "The endpoint and its new secret"), ...errors(404) },
     }),
@@ -179,6 +193,9 @@ export function webhooksRoutes(deps: Deps) {
       path: "/{id}/deliveries",
       tags,
       summary: "List delivery attempts of an endpoint, newest first",
+      description:
+        "Each attempt with its status, answer code and time: what to look at when deliveries fail. Only a 2xx " +
+        "answer counts as delivered; others are retried with back-off for at least 24 hours.",
       request: { params: IdParams, query: DeliveriesQuery },
       responses: { 200: jsonResponse(DeliveryList, "A page of attempts"), ...errors(400, 404) },
     }),

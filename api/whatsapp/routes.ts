@@ -8,6 +8,7 @@ import type { WhatsAppContent } from "../../shared/sending/spec.ts";
 import { addSendRoute, directRecipient, sendRecipient } from "../sending/send_route.ts";
 import { addExecutionRoutes } from "../triggers/execution_routes.ts";
 import { WhatsAppSendBody } from "./schemas.ts";
+import { WHATSAPP_EXAMPLES } from "../sending/examples.ts";
 
 /** WhatsApp sends and the WhatsApp execution views, under /api/v1/whatsapp. */
 export function whatsappRoutes(deps: Deps) {
@@ -17,6 +18,10 @@ export function whatsappRoutes(deps: Deps) {
     channel: "whatsapp",
     tag: "WhatsApp",
     summary: "Send an approved WhatsApp template to a number, a contact, a tag or all opted-in contacts",
+    examples: WHATSAPP_EXAMPLES,
+    description: "The template must be approved and of the `conversation_category` given (`MARKETING`, " +
+      "`UTILITY`, `AUTHENTICATION`); its placeholders `{{1}}`, `{{2}}` are filled from `variables` keyed " +
+      "`1`, `2`. Charged per 24-hour conversation of a category. Marketing sends skip contacts not opted in.",
     body: WhatsAppSendBody,
     delayMs: true,
     async plan(body, team, service) {

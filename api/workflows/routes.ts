@@ -28,8 +28,11 @@ import {
 } from "./schemas.ts";
 import { workflowStartRoutes } from "./start_routes.ts";
 import { workflowStatistics } from "./statistics.ts";
+import { tag } from "../../shared/http/openapi.ts";
+import { jsonBody } from "../../shared/http/schemas.ts";
+import { CREATE_WORKFLOW_EXAMPLES, UPDATE_WORKFLOW_EXAMPLES } from "./examples.ts";
 
-const tags = ["Workflows"];
+const tags = tag("Workflows");
 const json = <T>(schema: T) => ({ content: { "application/json": { schema } } });
 
 function totalPages(total: number, limit: number): number {
@@ -47,7 +50,11 @@ export function workflowsRoutes(deps: Deps) {
       path: "/",
       tags,
       summary: "Create an event-driven workflow",
-      request: { body: { ...json(CreateWorkflowBody), required: true } },
+      description: "A workflow runs its active steps in `step_order`, each on its channel with a template " +
+        "(`configuration.template_id` names a template key or id) after `delay_minutes`. It starts when an event " +
+        "named `event_type` is sent, or through `POST /workflows/trigger`. `conditions` (tags, segment, cooldown) " +
+        "filter who it reaches.",
+      request: { body: jsonBody(CreateWorkflowBody, CREATE_WORKFLOW_EXAMPLES) },
       responses: { 201: { description: "The workflow", ...json(WorkflowSchema) } },
     }),
     async (c) => {
@@ -66,6 +73,9 @@ export function workflowsRoutes(deps: Deps) {
       path: "/",
       tags,
       summary: "List workflows",
+      description:
+        "Page pagination (`page`, `limit` up to 100), filtered by `event_type`, `is_active` or a `search` in name " +
+        "and description.",
       request: { query: ListQuery },
       responses: { 200: { description: "A page of workflows, newest first", ...json(WorkflowList) } },
     }),
@@ -88,6 +98,9 @@ export function workflowsRoutes(deps: Deps) {
       path: "/{id}",
       tags,
       summary: "Workflow details with statistics",
+      description:
+        "The workflow with its runs' statistics: per channel sent, failed and rates, the totals and the progress." +
+        "The workflow with its runs' statistics: per channel sent, failed and rates, the totals and the progress.",
       request: { params: WorkflowParam },
       responses: { 200: { description: "The statistics view", ...json(WorkflowDetails) } },
     }),
@@ -104,7 +117,8 @@ export function workflowsRoutes(deps: Deps) {
       path: "/{id}",
       tags,
       summary: "Update a workflow (steps, when given, replace the steps)",
-      request: { params: WorkflowParam, body: { ...json(UpdateWorkflowBody), required: true } },
+      description: "Changes the fields given; `steps`, when given, replace every step.",
+      request: { params: WorkflowParam, body: jsonBody(UpdateWorkflowBody, UPDATE_WORKFLOW_EXAMPLES) },
       responses: { 200: { description: "The workflow", ...json(WorkflowSchema) } },
     }),
     async (c) => {
@@ -128,6 +142,7 @@ export function workflowsRoutes(deps: Deps) {
       path: "/{id}",
       tags,
       summary: "Delete a workflow and its executions",
+      description: "Deletes the workflow and its execution history; its event no longer starts it.",
       request: { params: WorkflowParam },
       responses: { 200: { description: "Deleted", ...json(DeletedWorkflow) } },
     }),
@@ -148,6 +163,9 @@ export function workflowsRoutes(deps: Deps) {
       path: "/{id}/executions",
       tags,
       summary: "Execution history of a workflow",
+      description:
+        "One execution per contact reached, newest first, with the state of each step (`PENDING`, `PROCESSING`, " +
+        "`SCHEDULED`, `COMPLETED`, `FAILED`).",
       request: { params: WorkflowParam, query: PageQuery },
       responses: { 200: { description: "A page of executions, newest first", ...json(ExecutionList) } },
     }),

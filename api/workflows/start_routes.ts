@@ -15,6 +15,9 @@ import {
   type TriggerWorkflowData,
   WorkflowTriggered,
 } from "./trigger_schemas.ts";
+import { SEND_HEADERS, tag } from "../../shared/http/openapi.ts";
+import { SEND_WORKFLOW_EXAMPLES, TRIGGER_WORKFLOW_EXAMPLES } from "./examples.ts";
+import { jsonBody } from "../../shared/http/schemas.ts";
 
 const json = <T>(schema: T) => ({ content: { "application/json": { schema } } });
 
@@ -93,9 +96,14 @@ export function workflowStartRoutes(deps: Deps) {
     createRoute({
       method: "post",
       path: "/trigger",
-      tags: ["Workflows"],
+      tags: tag("Workflows"),
       summary: "Start a workflow for a contact, the contacts carrying ALL given tags, or everyone",
-      request: { body: { ...json(TriggerWorkflowBody), required: true } },
+      description:
+        "Starts a workflow, named by `workflow_id` or `workflow_name`, for one contact, the contacts carrying all " +
+        "the `tags`, or everyone. `variables` apply to every step, `channel_variables` per channel; `trigger_at` " +
+        "schedules the start. Answers 201 with the `trigger_id` to follow.",
+      parameters: SEND_HEADERS,
+      request: { body: jsonBody(TriggerWorkflowBody, TRIGGER_WORKFLOW_EXAMPLES) },
       responses,
     }),
     async (c) => await start(deps, c, c.req.valid("json")),
@@ -105,9 +113,13 @@ export function workflowStartRoutes(deps: Deps) {
     createRoute({
       method: "post",
       path: "/send",
-      tags: ["Workflows"],
+      tags: tag("Workflows"),
       summary: "Start a workflow with per-step overrides (variables, delay_minutes, is_active) and metadata",
-      request: { body: { ...json(SendWorkflowBody), required: true } },
+      description:
+        "The advanced start: as `/workflows/trigger`, plus `steps_override` keyed by `step_order` (variables, " +
+        "delay_minutes, is_active for this run only) and `metadata`.",
+      parameters: SEND_HEADERS,
+      request: { body: jsonBody(SendWorkflowBody, SEND_WORKFLOW_EXAMPLES) },
       responses,
     }),
     async (c) => await start(deps, c, c.req.valid("json")),

@@ -9,6 +9,7 @@ import { findPendingRecord, type TriggerRecord } from "../../shared/sending/trig
 import { findTrigger, notOfKind } from "../triggers/tracking.ts";
 import type { WorkflowStart } from "../../shared/workflows/start.ts";
 import { iso } from "./queries.ts";
+import { tag } from "../../shared/http/openapi.ts";
 
 const json = <T>(schema: T) => ({ content: { "application/json": { schema } } });
 
@@ -98,8 +99,11 @@ export function triggerWorkflowRoutes(deps: Deps) {
     createRoute({
       method: "get",
       path: "/{trigger_id}/workflow",
-      tags: ["Triggers"],
+      tags: tag("Tracking"),
       summary: "The executions of a workflow trigger",
+      description:
+        "For a trigger of a workflow start or an event: the workflow, its status and one execution per contact with " +
+        "its current step.",
       request: { params: Params, query: Query },
       responses: { 200: { description: "The workflow trigger", ...json(WorkflowTrigger) } },
     }),

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import type { RequestExamples } from "./examples.ts";
 
 /** A timestamp as answers show it: ISO 8601 UTC with milliseconds. */
 export const timestamp = z.string().openapi({ format: "date-time", example: "2026-11-21T10:00:00.000Z" });
@@ -55,9 +56,12 @@ export function errorResponses<S extends number>(descriptions: Record<S, string>
     );
 }
 
-/** A JSON body as a createRoute `request.body` (required, so a missing body is validated as `{}`). */
-export function jsonBody<T extends z.ZodType>(schema: T) {
-  return { required: true, content: { "application/json": { schema } } };
+/**
+ * A JSON body as a createRoute `request.body` (required, so a missing body is validated as `{}`),
+ * with the named examples the document shows.
+ */
+export function jsonBody<T extends z.ZodType>(schema: T, examples?: RequestExamples) {
+  return { required: true, content: { "application/json": { schema, ...(examples ? { examples } : {}) } } };
 }
 
 /** A JSON response entry. */
