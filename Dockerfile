@@ -1,4 +1,4 @@
-# The whole service in one process (API, OTP and worker roles), as on Deno Deploy.
+# The whole service in one process (API, OTP and worker roles), as `deno task start` runs it.
 FROM denoland/deno:2.5.6
 
 WORKDIR /app
@@ -23,5 +23,5 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=30s \
 # docker stop sends SIGTERM: the service stops accepting, drains requests and jobs (SHUTDOWN_TIMEOUT_MS,
 # 10 s), then exits. Give `docker stop -t` at least that long.
 STOPSIGNAL SIGTERM
-# The V8 flag is the start task's (deno.json): see the README, "Memory".
+# The V8 flag is the start task's (deno.json): see docs/deployment.md, "Memory".
 CMD ["deno", "run", "-A", "--frozen", "--v8-flags=--heap-growing-percent=50", "main.ts"]

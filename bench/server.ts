@@ -37,7 +37,7 @@ export async function stopAll(options: { kill?: boolean } = {}): Promise<void> {
 
 /**
  * The V8 flags of `deno task start` (deno.json), so that the bench runs the service as its users do
- * (its heap setting changes the service's peak RSS by a third; see the README, "Memory").
+ * (its heap setting changes the service's peak RSS by a third; see docs/deployment.md, "Memory").
  */
 export async function startTaskV8Flags(root: string): Promise<string[]> {
   const config = JSON.parse(await Deno.readTextFile(`${root}deno.json`));

@@ -22,7 +22,7 @@ export const ALL_ROLES: Roles = { api: true, otp: true, worker: true };
  *   process sees other processes' jobs because it ticks its own queue every second (worker/main.ts),
  *   and jobs wait up to about a second more than in one process. The processes also take turns on the
  *   SQLite file's lock: the API alone beside a worker accepted half of what main.ts does, and some KV
- *   commits failed with "database is locked" (README, "One process, or one role per process"). Logged
+ *   commits failed with "database is locked" (docs/deployment.md, "One process, or one role per process"). Logged
  *   as a warning.
  * - Without the worker, burst deferral is off (`SEND_DEFER_RATE` 0): it exists to leave this process's
  *   CPU to accepting while its own worker waits, and here no worker shares the process.

@@ -73,9 +73,32 @@ export function demoNotice(demo: { team: Team; keys: TeamKeys }, config: Config)
     `  Wallet:           ${DEMO_BALANCE_USD} USD`,
     `  Templates:        'welcome' for email, sms, whatsapp and push`,
     `  Admin token:      ${config.ADMIN_TOKEN ?? "(none: set ADMIN_TOKEN)"}`,
-    `  Try:              curl -H 'X-API-Key: ${demo.keys.test}' http://localhost:${config.PORT}/api/v1/contacts`,
+    "The shell variables of the README's tour (paste this line into your shell):",
+    tourExports(demo, config),
     rule,
   ].join("\n");
+}
+
+/**
+ * One `export` line that sets the variables the README's tour uses, so that its commands run as
+ * written once the line is pasted (docs/tour_test.ts runs the tour from this very line).
+ */
+export function tourExports(demo: { team: Team; keys: TeamKeys }, config: Config): string {
+  const base = `http://localhost:${config.PORT}`;
+  const vars = {
+    API: `${base}/api/v1`,
+    ADMIN_API: `${base}/admin/v1`,
+    KEY: demo.keys.live,
+    TEST_KEY: demo.keys.test,
+    TEAM: demo.team.id,
+    ADMIN: config.ADMIN_TOKEN ?? "",
+  };
+  return `export ${Object.entries(vars).map(([name, value]) => `${name}=${shellWord(value)}`).join(" ")}`;
+}
+
+/** `value` as one shell word: as is when it is plain, else single-quoted (a configured token may hold anything). */
+function shellWord(value: string): string {
+  return /^[\w@%+=:,./-]+$/.test(value) ? value : `'${value.replaceAll("'", `'\\''`)}'`;
 }
 
 /**

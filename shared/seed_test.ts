@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createService } from "../main.ts";
 import { findIdentity, isVerifiedSender } from "./identities.ts";
 import { startRuntime } from "./runtime.ts";
-import { createDemoTeam, ensureAdminToken, seedDemo, senderDomain } from "./seed.ts";
+import { createDemoTeam, ensureAdminToken, seedDemo, senderDomain, tourExports } from "./seed.ts";
 import { findTemplatesByKey, render } from "./templates.ts";
 import { dbTest, testConfig, testDeps, testTeam } from "./testing.ts";
 import { balanceMicros } from "./wallet.ts";
@@ -65,6 +65,26 @@ dbTest("createDemoTeam() makes a funded pro team with a welcome template per cha
     const res = await app.request("/api/v1/contacts", { headers: { "X-API-Key": key } });
     assert.notEqual(res.status, 401);
   }
+});
+
+Deno.test("tourExports() is a shell line that sets the tour's variables, whatever the admin token holds", async () => {
+  const demo = {
+    team: { id: crypto.randomUUID(), name: "Demo", plan: "pro" as const },
+    keys: { live: "sk_live_abc", test: "sk_test_def", publishable: "pk_live_ghi" },
+  };
+  const token = `it's a "token" with $HOME and spaces`;
+  const line = tourExports(demo, testConfig({ PORT: 8123, ADMIN_TOKEN: token }));
+  const script = `${line}\nprintf '%s\\n' "$API" "$ADMIN_API" "$KEY" "$TEST_KEY" "$TEAM" "$ADMIN"`;
+  const out = await new Deno.Command("bash", { args: ["-c", script], stdout: "piped" }).output();
+  assert.ok(out.success);
+  assert.deepEqual(new TextDecoder().decode(out.stdout).split("\n").slice(0, 6), [
+    "http://localhost:8123/api/v1",
+    "http://localhost:8123/admin/v1",
+    "sk_live_abc",
+    "sk_test_def",
+    demo.team.id,
+    token,
+  ]);
 });
 
 dbTest("seedDemo() creates and prints nothing when teams exist or DEMO_SEED is off", async () => {

@@ -333,8 +333,8 @@ const DELIVERY_KEY_CONSTRAINT = "messages_execution_id_recipient_key";
 /**
  * Records message rows in one INSERT (see bulkRows). A row an earlier pass recorded breaks the
  * delivery key: the pass starts again reading what was recorded (Resume). A plain INSERT, not ON
- * CONFLICT DO NOTHING: that makes each row a speculative insertion, measured 5–20 % dearer on a
- * batch of 500 in isolation (bench/RESULTS.md, 2026-11-22, sixth).
+ * CONFLICT DO NOTHING: that makes each row a speculative insertion, dearer for every batch, to
+ * serve only the rare pass that resumes another.
  */
 async function insertRows(tx: Db, fresh: Prepared[], rows: Row[]): Promise<void> {
   if (rows.length === 0) return;

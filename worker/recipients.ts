@@ -31,10 +31,9 @@ export interface Device {
 /**
  * Contacts a page of a fan-out holds: FANOUT_PAGE_SIZE, else 2,000 on the embedded Postgres and
  * 1,000 on a server. Each page costs about ten statements and a few KV operations whatever its size,
- * and PGlite pays dearly for each statement. The email fan-out to 100,000 contacts, alternated on one machine
- * (bench/RESULTS.md, 2026-11-22, seventh), took these times:
- * - PGlite: 7.3–13.1 s with pages of 500, 6.9–9.2 s with 1,000, 5.8–10.4 s with 2,000;
- * - the server: 4.7–5.3 s, 3.4 s and 3.8–3.9 s, with peak RSS 202–208, 217–229 and 244–261 MiB.
+ * and PGlite pays dearly for each statement, so larger pages make its fan-out faster. On a server
+ * pages past 1,000 gained no speed and cost memory, so it keeps the smaller page (measure a size with
+ * `deno task bench --only=fan-out --env=FANOUT_PAGE_SIZE=…`).
  */
 export function pageSize(config: Config): number {
   if (config.FANOUT_PAGE_SIZE > 0) return config.FANOUT_PAGE_SIZE;

@@ -34,7 +34,7 @@ interface Taken {
 /**
  * The fast lane of the send routes (POST /api/v1/{sms,whatsapp,push}/send, /messages/send), the
  * service's busiest path. Hono's middleware chain, context and validator hooks cost about as much
- * CPU as the send itself (README "Performance"): the lane serves an ordinary send, one that would
+ * CPU as the send itself (docs/architecture.md, "A request"): the lane serves an ordinary send, one that would
  * pass every middleware untouched, with the same steps called directly: the API key from the key
  * cache, the rate limit, the route's own zod schema and body checks, the route's accept, and the
  * same answer, headers, metrics and log line. Anything else goes to the app, unread or with its body

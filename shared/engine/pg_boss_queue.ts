@@ -1,0 +1,158 @@
+import type postgres from "postgres";
+import { type Job as BossJob, type JobInsert, type JobResult, PgBoss } from "pg-boss";
+import { Batcher } from "../batcher.ts";
+import { log } from "../log.ts";
+import { postgresJsDb, transactionDb } from "./pg_boss_db.ts";
+import type { EnqueueOptions, JobHandler, JobQueue, UnitOfWork } from "./queue.ts";
+
+/** How the pg-boss queue is kept and consumed. */
+export interface PgBossQueueOptions {
+  /** The Postgres schema pg-boss keeps its tables in (created and migrated at start). */
+  schema?: string;
+  /** The pg-boss queue that carries our jobs (one: the consumer dispatches on the job's `type`). */
+  queue?: string;
+  /**
+   * Wake consumers with LISTEN/NOTIFY when a job is enqueued. Without it a job waits for the next
+   * poll; with it polling stays as the floor (delayed jobs, retries, a lost notification).
+   */
+  notify?: boolean;
+  /** How often an idle consumer looks for due jobs (s, at least 0.5): how late a delayed job or a retry may start. */
+  pollSeconds?: number;
+  /** Fetches one replica runs at once. */
+  concurrency?: number;
+  /** Jobs one fetch takes (they run concurrently, each settled on its own). */
+  batchSize?: number;
+  /** A running job whose consumer sent no heartbeat for this long (s, at least 10) is run again elsewhere. */
+  heartbeatSeconds?: number;
+  /** How often some replica looks for such jobs (s). */
+  superviseSeconds?: number;
+  /** How many times a failed job is run again, with exponential back-off. */
+  retryLimit?: number;
+}
+
+const DEFAULTS: Required<PgBossQueueOptions> = {
+  schema: "pgboss",
+  queue: "jobs",
+  notify: true,
+  pollSeconds: 0.5,
+  concurrency: 4,
+  batchSize: 4,
+  heartbeatSeconds: 10,
+  superviseSeconds: 2,
+  retryLimit: 5,
+};
+
+/** The first retry waits about this long (s); each next one about twice as long, up to RETRY_DELAY_MAX_S. */
+const RETRY_DELAY_S = 1;
+const RETRY_DELAY_MAX_S = 300;
+/** The most jobs one grouped INSERT carries. */
+const MAX_JOBS_PER_INSERT = 100;
+/** A job may run this long before it is failed even with heartbeats (s; pg-boss allows 24 h at most). */
+const EXPIRE_S = 3_600;
+
+/** The job queue on pg-boss, over the service's postgres.js pool. */
+export class PgBossQueue<J = unknown> implements JobQueue<J> {
+  #boss: PgBoss;
+  #options: Required<PgBossQueueOptions>;
+  /**
+   * Enqueues outside a unit of work share one INSERT: a commit that notifies takes a lock every
+   * other notifying commit waits for, so one commit a job would cap the enqueue rate.
+   */
+  #inserts: Batcher<JobInsert>;
+
+  private constructor(boss: PgBoss, options: Required<PgBossQueueOptions>) {
+    this.#boss = boss;
+    this.#options = options;
+    this.#inserts = new Batcher(async (jobs) => {
+      await boss.insert(options.queue, jobs);
+    }, { maxWeight: MAX_JOBS_PER_INSERT, retryAlone: true });
+  }
+
+  /** Starts pg-boss on `sql` (installing or migrating its schema) and makes sure the queue exists. */
+  static async start<J = unknown>(sql: postgres.Sql, options: PgBossQueueOptions = {}): Promise<PgBossQueue<J>> {
+    const o = { ...DEFAULTS, ...options };
+    const boss = new PgBoss({
+      db: postgresJsDb(sql),
+      schema: o.schema,
+      useListenNotify: o.notify,
+      // We schedule with delays, not pg-boss's cron.
+      schedule: false,
+      // Expiry and heartbeat loss are found by the monitor pass, which needs both timers.
+      superviseIntervalSeconds: o.superviseSeconds,
+      monitorIntervalSeconds: o.superviseSeconds,
+    });
+    boss.on("error", (err) => log("warn", "job queue error", { error: String(err) }));
+    await boss.start();
+    const settings = {
+      notify: o.notify,
+      heartbeatSeconds: o.heartbeatSeconds,
+      expireInSeconds: EXPIRE_S,
+      retryLimit: o.retryLimit,
+      retryDelay: RETRY_DELAY_S,
+      retryBackoff: true,
+      retryDelayMax: RETRY_DELAY_MAX_S,
+    };
+    if (await boss.getQueue(o.queue)) await boss.updateQueue(o.queue, settings);
+    else await boss.createQueue(o.queue, settings).catch(ignoreIfCreatedMeanwhile);
+    return new PgBossQueue<J>(boss, o);
+  }
+
+  async enqueue(job: J, options: EnqueueOptions = {}, unitOfWork?: UnitOfWork): Promise<void> {
+    const insert: JobInsert = { data: job as object };
+    // In seconds, as an interval from the server's clock (pg-boss casts it; fractions are kept).
+    if (options.delayMs && options.delayMs > 0) insert.startAfter = String(options.delayMs / 1000);
+    // The job's id is its key: the insert skips a row whose id exists (ON CONFLICT DO NOTHING).
+    if (options.dedupKey !== undefined) insert.id = await keyId(options.dedupKey);
+    if (unitOfWork) await this.#boss.insert(this.#options.queue, [insert], { db: transactionDb(unitOfWork) });
+    else await this.#inserts.add(insert);
+  }
+
+  async listen(handler: JobHandler<J>): Promise<void> {
+    const { queue, pollSeconds, concurrency, batchSize } = this.#options;
+    await this.#boss.work<J>(
+      queue,
+      {
+        batchSize,
+        localConcurrency: concurrency,
+        pollingIntervalSeconds: pollSeconds,
+        notifyPollingIntervalSeconds: pollSeconds,
+        // A full fetch means a backlog: fetch again at once instead of waiting for the poll.
+        burstWhenBatchFull: true,
+        perJobResults: true,
+      },
+      (jobs: BossJob<J>[]) => Promise.all(jobs.map((job) => runOne(job, handler))),
+    );
+  }
+
+  async stop(): Promise<void> {
+    await this.#boss.stop({ graceful: true, timeout: STOP_TIMEOUT_MS });
+  }
+}
+
+/** How long `stop()` waits for running jobs before it gives up on them (they run again elsewhere). */
+const STOP_TIMEOUT_MS = 10_000;
+
+async function runOne<J>(job: BossJob<J>, handler: JobHandler<J>): Promise<JobResult> {
+  try {
+    await handler(job.data);
+    return { id: job.id, status: "completed" };
+  } catch (err) {
+    log("warn", "job failed; it will run again", { job_id: job.id, error: String(err) });
+    return { id: job.id, status: "failed", output: { message: String(err) } };
+  }
+}
+
+function ignoreIfCreatedMeanwhile(err: unknown): void {
+  // Two replicas starting together may both find no queue; the second create then fails.
+  if (!/already exists|duplicate key/i.test(String(err))) throw err;
+}
+
+/** A job id (a UUID, as pg-boss requires) that is a function of the dedup key. */
+export async function keyId(key: string): Promise<string> {
+  const hash = new Uint8Array(await crypto.subtle.digest("SHA-256", new TextEncoder().encode(key)));
+  // Shaped as a version-8 (custom) UUID so that it is a valid one.
+  hash[6] = (hash[6] & 0x0f) | 0x80;
+  hash[8] = (hash[8] & 0x3f) | 0x80;
+  const hex = Array.from(hash.subarray(0, 16), (b) => b.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}

@@ -1,0 +1,43 @@
+import postgres from "postgres";
+import { PgBossQueue, type PgBossQueueOptions } from "./pg_boss_queue.ts";
+import type { ContractJob, QueueFixture } from "./queue_contract.ts";
+
+/** The server the pg-boss tests run on; they are skipped without one (PGlite has no second connection). */
+export const DATABASE_URL = Deno.env.get("DATABASE_URL");
+
+/** The poll the tests run the queue with (s). */
+export const TEST_POLL_SECONDS = 0.5;
+
+let fixture: Promise<QueueFixture & { schema: string }> | undefined;
+
+/** One pool and one fresh pg-boss schema per test process; queues in it are opened per test. */
+export function pgBossFixture(): Promise<QueueFixture & { schema: string }> {
+  fixture ??= (() => {
+    const sql = postgres(DATABASE_URL!, { max: 10, onnotice: () => {} });
+    const schema = `pgboss_test_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+    return Promise.resolve({
+      sql,
+      schema,
+      pollMs: TEST_POLL_SECONDS * 1_000,
+      open: (queue: string) => PgBossQueue.start<ContractJob>(sql, testQueueOptions(schema, queue)),
+    });
+  })();
+  return fixture;
+}
+
+/** How the tests (and their child consumers) start a queue. */
+export function testQueueOptions(schema: string, queue: string): PgBossQueueOptions {
+  return { schema, queue, pollSeconds: TEST_POLL_SECONDS, superviseSeconds: 1 };
+}
+
+/** A test on the server: skipped, saying why, when DATABASE_URL is not set. */
+export function serverTest(name: string, fn: () => Promise<void>): void {
+  Deno.test({
+    name: DATABASE_URL ? name : `${name} (skipped: set DATABASE_URL to a PostgreSQL server)`,
+    ignore: !DATABASE_URL,
+    fn,
+    // The pool and pg-boss's timers outlive one test.
+    sanitizeOps: false,
+    sanitizeResources: false,
+  });
+}
