@@ -2,6 +2,7 @@ import type { Deps } from "../../shared/deps.ts";
 import { newRouter } from "../../shared/http/app.ts";
 import { adminAuth } from "./auth.ts";
 import { adminOutboxRoutes } from "./outbox.ts";
+import { adminSettingsRoutes } from "./settings.ts";
 import { adminSetupRoutes } from "./setup.ts";
 import { adminTeamRoutes } from "./teams.ts";
 
@@ -17,5 +18,6 @@ export function adminRoutes(deps: Deps) {
   app.route("/", adminTeamRoutes(deps));
   app.route("/", adminSetupRoutes(deps));
   app.route("/", adminOutboxRoutes(deps));
+  app.route("/", adminSettingsRoutes(deps));
   return app;
 }
