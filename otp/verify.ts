@@ -4,8 +4,10 @@ import { ConflictError } from "../shared/errors.ts";
 import { kvKeys } from "../shared/kv.ts";
 import { log } from "../shared/log.ts";
 import { countEmitted, eventJobs, listenersOf, newEvent, type WebhookEvent } from "../shared/webhook_events.ts";
+import { teamSettings } from "../shared/team_settings.ts";
 import { checkedCommitter } from "./checked_commit.ts";
 import { codeMatches } from "./codes.ts";
+import { countVerification } from "./fraud_guard.ts";
 import { otpKeys } from "./keys.ts";
 import {
   allChannelsVerified,
@@ -89,12 +91,27 @@ export async function verifyOtp(
     if (!committed) continue;
     if (webhooks) countEmitted(webhooks.events);
     if (!outcome.ok) throw outcome.error;
+    if (outcome.newlyVerified) await countForFraudGuard(deps, outcome.session, now);
     const contactId = outcome.newlyVerified && outcome.session.add_contact
       ? await addContact(deps, outcome.session)
       : undefined;
     return { session: outcome.session, results: outcome.results, contactId };
   }
   throw new ConflictError("Cannot verify: the session is changing too fast, try again", "otp_session_busy");
+}
+
+/**
+ * Tells the fraud guard that a session was verified (only a session that delivered codes: sandbox
+ * and test-key sends are not counted either). A failure here must not fail the verify.
+ */
+async function countForFraudGuard(deps: Deps, session: OtpSession, now: number): Promise<void> {
+  if (session.sandbox_mode || session.test) return;
+  try {
+    const settings = await teamSettings(deps.sql, session.team_id);
+    await countVerification(deps, session, settings.otp.fraud_guard, now);
+  } catch (err) {
+    log("error", "otp verification not counted by the fraud guard", { team_id: session.team_id, error: String(err) });
+  }
 }
 
 /** The event telling a team's webhooks that a session was verified or locked. */

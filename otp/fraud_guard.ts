@@ -1,0 +1,197 @@
+/**
+ * The OTP fraud guard: a team's allowed countries, and SMS-pumping detection per number prefix —
+ * a burst of sends to one prefix that almost nobody verifies blocks the prefix for a while (the
+ * way Twilio's Fraud Guard does). See docs/otp.md, "Fraud guard".
+ */
+import type { Deps } from "../shared/deps.ts";
+import { ForbiddenError } from "../shared/errors.ts";
+import { kvKeys } from "../shared/kv.ts";
+import { log } from "../shared/log.ts";
+import { metrics } from "../shared/metrics.ts";
+import { countryOfE164 } from "../shared/phone.ts";
+import type { FraudGuardSettings, TeamSettings } from "../shared/team_settings.ts";
+import { countEmitted, eventJobs, listenersOf, newEvent } from "../shared/webhook_events.ts";
+import type { OtpChannel } from "./codes.ts";
+
+/** The channels whose recipient is a phone number. */
+const PHONE_CHANNELS = ["sms", "whatsapp"] as const;
+
+/**
+ * Sends younger than this are not judged yet: their codes may still be typed in. Without it a
+ * legitimate burst (30 sign-ups in a minute) would be blocked before its users verify.
+ */
+export const GRACE_MS = 2 * 60_000;
+
+/** Most hits one prefix's log keeps (its times live in one KV value of at most 64 KiB). */
+const MAX_LOG = 5_000;
+
+/** A blocked prefix, as stored until its cool-down ends. */
+interface PrefixBlock {
+  blocked_until: number;
+  sends: number;
+  verifications: number;
+}
+
+/**
+ * The prefix a number is judged by: its first 7 digits (country calling code and the next digits,
+ * `+14155550123` → "1415555"). Pumped numbers come in ranges a carrier hands out together — in
+ * North America an area code and exchange, elsewhere a mobile operator's block — so a prefix this
+ * long holds one range, while a legitimate user's neighbours rarely share it.
+ */
+export function numberPrefix(e164: string): string {
+  return e164.slice(1, 8);
+}
+
+/** The phone numbers of a send's recipients. */
+export function phonesOf(recipients: Partial<Record<OtpChannel, string>>): string[] {
+  return PHONE_CHANNELS.flatMap((channel) => recipients[channel] ? [recipients[channel]] : []);
+}
+
+/**
+ * Refuses (403 `otp_country_not_allowed`) a send with a phone number outside the team's allowed
+ * countries: one such channel refuses the whole send. Email is not concerned.
+ */
+export function refuseDisallowedCountries(settings: TeamSettings, recipients: Partial<Record<OtpChannel, string>>) {
+  const allowed = settings.otp.allowed_countries;
+  if (allowed === null) return;
+  for (const channel of PHONE_CHANNELS) {
+    const to = recipients[channel];
+    if (!to) continue;
+    const country = countryOfE164(to);
+    if (country && allowed.includes(country)) continue;
+    metrics.otpFraudBlocks.inc({ reason: "country" });
+    throw new ForbiddenError(
+      `Cannot send OTP: ${channel} numbers in ${country ?? "an unknown country"} are not allowed for this team`,
+      "otp_country_not_allowed",
+    );
+  }
+}
+
+function suspected(prefix: string, blockedUntil: number): ForbiddenError {
+  metrics.otpFraudBlocks.inc({ reason: "pumping" });
+  return new ForbiddenError(
+    `Cannot send OTP: numbers starting +${prefix} are temporarily blocked for suspected SMS pumping ` +
+      `until ${new Date(blockedUntil).toISOString()}`,
+    "otp_fraud_suspected",
+  );
+}
+
+/** How many hits a counter holds after a hit (a refused hit: the limit, all it keeps). */
+async function counted(hit: Promise<{ allowed: boolean; limit: number; remaining: number }>): Promise<number> {
+  const { allowed, limit, remaining } = await hit;
+  return allowed ? limit - remaining : limit;
+}
+
+/** Verifications under `prefix` in the window, counted up to `enough` (all the judgement needs). */
+async function verificationsSince(deps: Deps, teamId: string, prefix: string, since: number, enough: number) {
+  let count = 0;
+  const selector = {
+    prefix: kvKeys.otp.fraudVerifiedOfPrefix(teamId, prefix),
+    start: [...kvKeys.otp.fraudVerifiedOfPrefix(teamId, prefix), since],
+  };
+  for await (const _ of deps.kv.list(selector, { limit: enough })) count++;
+  return count;
+}
+
+/**
+ * Counts a send to `prefix` and judges it: sends older than the grace period, at least
+ * `min_sends` of them, with verifications fewer than `min_verify_ratio` of them, is pumping.
+ * Answers the counts when it is.
+ */
+async function judge(deps: Deps, teamId: string, prefix: string, guard: FraudGuardSettings, now: number) {
+  const subject = `${teamId}:${prefix}`;
+  const windowMs = guard.window_minutes * 60_000;
+  const cap = Math.min(10 * guard.min_sends, MAX_LOG);
+  // One after the other: a log the counter creates while another is still loading can drop that one.
+  const inWindow = await counted(deps.counter.hitSliding("otp_fraud_sends", subject, cap, windowMs, now));
+  const fresh = await counted(deps.counter.hitSliding("otp_fraud_fresh", subject, cap, GRACE_MS, now));
+  metrics.otpFraudCounted.inc({ kind: "send" });
+  const sends = Math.max(0, inWindow - fresh);
+  if (sends < guard.min_sends) return undefined;
+  const needed = Math.ceil(guard.min_verify_ratio * sends);
+  const verifications = await verificationsSince(deps, teamId, prefix, now - windowMs, needed);
+  return verifications < needed ? { sends, verifications } : undefined;
+}
+
+/**
+ * Blocks `prefix` until the cool-down ends, unless another send blocked it first; the block that
+ * is written emits `otp.fraud_blocked` in its own commit (so exactly one event per block, never
+ * lost). Answers when the prefix unblocks.
+ */
+async function block(
+  deps: Deps,
+  teamId: string,
+  prefix: string,
+  counts: { sends: number; verifications: number },
+  guard: FraudGuardSettings,
+  now: number,
+): Promise<number> {
+  const key = kvKeys.otp.fraudBlock(teamId, prefix);
+  const blockMs = guard.block_minutes * 60_000;
+  const state: PrefixBlock = { blocked_until: now + blockMs, ...counts };
+  const event = newEvent("otp.fraud_blocked", {
+    team_id: teamId,
+    prefix: `+${prefix}`,
+    sends: counts.sends,
+    verifications: counts.verifications,
+    blocked_until: new Date(state.blocked_until).toISOString(),
+  }, now);
+  const webhooks = eventJobs(await listenersOf(deps, [teamId]), teamId, [event], now);
+  for (let round = 0; round < 5; round++) {
+    const current = await deps.kv.get<PrefixBlock>(key);
+    if (current.value && current.value.blocked_until > now) return current.value.blocked_until;
+    const op = deps.kv.atomic().check(current).set(key, state, { expireIn: blockMs });
+    for (const job of webhooks.jobs) op.enqueue(job);
+    if (!(await op.commit()).ok) continue;
+    metrics.otpPrefixesBlocked.inc();
+    countEmitted(webhooks.events);
+    log("warn", "otp prefix blocked for suspected SMS pumping", { team_id: teamId, prefix, ...counts });
+    return state.blocked_until;
+  }
+  return state.blocked_until;
+}
+
+/**
+ * Refuses (403 `otp_fraud_suspected`) a send to a blocked prefix, else counts it, and blocks the
+ * prefix when the count makes it pumping (that send refused too). Nothing is counted when the guard
+ * is off.
+ */
+export async function guardSend(
+  deps: Deps,
+  teamId: string,
+  phones: string[],
+  guard: FraudGuardSettings,
+  now: number,
+): Promise<void> {
+  if (!guard.enabled || phones.length === 0) return;
+  const prefixes = [...new Set(phones.map(numberPrefix))];
+  const blocks = await deps.kv.getMany<PrefixBlock[]>(prefixes.map((p) => kvKeys.otp.fraudBlock(teamId, p)));
+  blocks.forEach((entry, i) => {
+    if (entry.value && entry.value.blocked_until > now) throw suspected(prefixes[i], entry.value.blocked_until);
+  });
+  for (const prefix of prefixes) {
+    const pumping = await judge(deps, teamId, prefix, guard, now);
+    if (pumping) throw suspected(prefix, await block(deps, teamId, prefix, pumping, guard, now));
+  }
+}
+
+/**
+ * Counts the verification of a session under each prefix of its phone numbers, kept as long as
+ * the window (a group commit; a lost one only makes the guard a little stricter).
+ */
+export async function countVerification(
+  deps: Deps,
+  session: { id: string; team_id: string; recipients: Partial<Record<OtpChannel, string>> },
+  guard: FraudGuardSettings,
+  now: number,
+): Promise<void> {
+  const prefixes = [...new Set(phonesOf(session.recipients).map(numberPrefix))];
+  if (!guard.enabled || prefixes.length === 0) return;
+  const expireIn = guard.window_minutes * 60_000;
+  await deps.committer.commit((op) => {
+    for (const prefix of prefixes) {
+      op.set(kvKeys.otp.fraudVerified(session.team_id, prefix, now, session.id), true, { expireIn });
+    }
+  }, prefixes.length);
+  metrics.otpFraudCounted.inc({ kind: "verification" }, prefixes.length);
+}
