@@ -152,6 +152,26 @@ async function block(
 }
 
 /**
+ * Refuses (403 `otp_fraud_suspected`) a send or resend to a prefix the guard blocked; answers the
+ * prefixes of `phones`.
+ */
+export async function refuseBlocked(
+  deps: Deps,
+  teamId: string,
+  phones: string[],
+  guard: FraudGuardSettings,
+  now: number,
+): Promise<string[]> {
+  if (!guard.enabled || phones.length === 0) return [];
+  const prefixes = [...new Set(phones.map(numberPrefix))];
+  const blocks = await deps.kv.getMany<PrefixBlock[]>(prefixes.map((p) => kvKeys.otp.fraudBlock(teamId, p)));
+  blocks.forEach((entry, i) => {
+    if (entry.value && entry.value.blocked_until > now) throw suspected(prefixes[i], entry.value.blocked_until);
+  });
+  return prefixes;
+}
+
+/**
  * Refuses (403 `otp_fraud_suspected`) a send to a blocked prefix, else counts it, and blocks the
  * prefix when the count makes it pumping (that send refused too). Nothing is counted when the guard
  * is off.
@@ -163,13 +183,7 @@ export async function guardSend(
   guard: FraudGuardSettings,
   now: number,
 ): Promise<void> {
-  if (!guard.enabled || phones.length === 0) return;
-  const prefixes = [...new Set(phones.map(numberPrefix))];
-  const blocks = await deps.kv.getMany<PrefixBlock[]>(prefixes.map((p) => kvKeys.otp.fraudBlock(teamId, p)));
-  blocks.forEach((entry, i) => {
-    if (entry.value && entry.value.blocked_until > now) throw suspected(prefixes[i], entry.value.blocked_until);
-  });
-  for (const prefix of prefixes) {
+  for (const prefix of await refuseBlocked(deps, teamId, phones, guard, now)) {
     const pumping = await judge(deps, teamId, prefix, guard, now);
     if (pumping) throw suspected(prefix, await block(deps, teamId, prefix, pumping, guard, now));
   }

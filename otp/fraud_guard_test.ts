@@ -81,7 +81,7 @@ dbTest(
     const world = await guardWorld();
     const blockedBefore = metrics.otpPrefixesBlocked.get();
     // Twelve sends to one range, nobody verifies; still inside the grace period, so not judged yet.
-    await sendMany(world, 12);
+    const pumped = await sendMany(world, 12);
     assert.deepEqual(world.blocks(), []);
 
     world.clock.now += GRACE_MS + MINUTE;
@@ -100,7 +100,11 @@ dbTest(
     ]);
     assert.equal(metrics.otpPrefixesBlocked.get() - blockedBefore, 1);
 
-    // Later sends to the range: refused, no second event, nothing sent or charged.
+    // Resends of the range's sessions opened before, and later sends to it: refused, no second
+    // event, nothing sent or charged.
+    const resend = await world.post("/resend", { session_token: pumped[0].body.session_token });
+    assert.equal(resend.status, 403);
+    assert.equal((await resend.json()).code, "otp_fraud_suspected");
     world.clock.now += 58 * MINUTE;
     for (let i = 0; i < 3; i++) assert.equal((await world.sms()).body.code, "otp_fraud_suspected");
     assert.equal(world.blocks().length, 1);
