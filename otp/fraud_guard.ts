@@ -9,9 +9,10 @@ import { kvKeys } from "../shared/kv.ts";
 import { log } from "../shared/log.ts";
 import { metrics } from "../shared/metrics.ts";
 import { countryOfE164 } from "../shared/phone.ts";
-import type { FraudGuardSettings, TeamSettings } from "../shared/team_settings.ts";
+import { type FraudGuardSettings, type TeamSettings, teamSettings } from "../shared/team_settings.ts";
 import { countEmitted, eventJobs, listenersOf, newEvent } from "../shared/webhook_events.ts";
 import type { OtpChannel } from "./codes.ts";
+import type { OtpSession } from "./session.ts";
 
 /** The channels whose recipient is a phone number. */
 const PHONE_CHANNELS = ["sms", "whatsapp"] as const;
@@ -189,23 +190,41 @@ export async function guardSend(
   }
 }
 
+/** A verification for the guard to count, written in the commit that verifies the session. */
+export interface GuardVerification {
+  put(op: Deno.AtomicOperation): void;
+  /** Called once the commit landed. */
+  committed(): void;
+}
+
 /**
- * Counts the verification of a session under each prefix of its phone numbers, kept as long as
- * the window (a group commit; a lost one only makes the guard a little stricter).
+ * What the verification of `session` writes for the guard: a key per prefix of its phone numbers,
+ * kept as long as the window. Undefined when nothing is counted: no phone number, the guard off,
+ * a sandbox or test-key session (they were not counted as sends either), or the settings unread —
+ * a verify must not fail for the guard, and one verification missed only makes it a little stricter.
  */
-export async function countVerification(
+export async function guardVerification(
   deps: Deps,
-  session: { id: string; team_id: string; recipients: Partial<Record<OtpChannel, string>> },
-  guard: FraudGuardSettings,
+  session: OtpSession,
   now: number,
-): Promise<void> {
+): Promise<GuardVerification | undefined> {
   const prefixes = [...new Set(phonesOf(session.recipients).map(numberPrefix))];
-  if (!guard.enabled || prefixes.length === 0) return;
+  if (session.sandbox_mode || session.test || prefixes.length === 0) return undefined;
+  let guard: FraudGuardSettings;
+  try {
+    guard = (await teamSettings(deps.sql, session.team_id)).otp.fraud_guard;
+  } catch (err) {
+    log("error", "otp verification not counted by the fraud guard", { team_id: session.team_id, error: String(err) });
+    return undefined;
+  }
+  if (!guard.enabled) return undefined;
   const expireIn = guard.window_minutes * 60_000;
-  await deps.committer.commit((op) => {
-    for (const prefix of prefixes) {
-      op.set(kvKeys.otp.fraudVerified(session.team_id, prefix, now, session.id), true, { expireIn });
-    }
-  }, prefixes.length);
-  metrics.otpFraudCounted.inc({ kind: "verification" }, prefixes.length);
+  return {
+    put(op) {
+      for (const prefix of prefixes) {
+        op.set(kvKeys.otp.fraudVerified(session.team_id, prefix, now, session.id), true, { expireIn });
+      }
+    },
+    committed: () => metrics.otpFraudCounted.inc({ kind: "verification" }, prefixes.length),
+  };
 }

@@ -4,10 +4,9 @@ import { ConflictError } from "../shared/errors.ts";
 import { kvKeys } from "../shared/kv.ts";
 import { log } from "../shared/log.ts";
 import { countEmitted, eventJobs, listenersOf, newEvent, type WebhookEvent } from "../shared/webhook_events.ts";
-import { teamSettings } from "../shared/team_settings.ts";
 import { checkedCommitter } from "./checked_commit.ts";
 import { codeMatches } from "./codes.ts";
-import { countVerification } from "./fraud_guard.ts";
+import { guardVerification } from "./fraud_guard.ts";
 import { otpKeys } from "./keys.ts";
 import {
   allChannelsVerified,
@@ -78,6 +77,9 @@ export async function verifyOtp(
     if (outcome.ok && outcome.newlyVerified) events.push(otpEvent("otp.verified", outcome.session, now));
     // A lock or a verify tells the team's webhooks, whose endpoints are read (cached) only then.
     const webhooks = events.length > 0 ? eventJobs(await listenersOf(deps, [teamId]), teamId, events, now) : undefined;
+    const guarded = outcome.ok && outcome.newlyVerified
+      ? await guardVerification(deps, outcome.session, now)
+      : undefined;
     // Shares its commit with concurrent verifies of other sessions (group commit, one fsync).
     const committed = await checkedCommitter(deps.kv).commit([key, activeKey], (op) => {
       op.check(entry);
@@ -87,31 +89,19 @@ export async function verifyOtp(
       if (isSessionVerified(next) || isLocked(next)) op.delete(activeKey);
       // Its webhook events commit with it: none is lost, none reports a change that did not happen.
       for (const job of webhooks?.jobs ?? []) op.enqueue(job);
+      // Counted for the fraud guard with the verification itself: no commit of its own.
+      guarded?.put(op);
     });
     if (!committed) continue;
     if (webhooks) countEmitted(webhooks.events);
+    guarded?.committed();
     if (!outcome.ok) throw outcome.error;
-    if (outcome.newlyVerified) await countForFraudGuard(deps, outcome.session, now);
     const contactId = outcome.newlyVerified && outcome.session.add_contact
       ? await addContact(deps, outcome.session)
       : undefined;
     return { session: outcome.session, results: outcome.results, contactId };
   }
   throw new ConflictError("Cannot verify: the session is changing too fast, try again", "otp_session_busy");
-}
-
-/**
- * Tells the fraud guard that a session was verified (only a session that delivered codes: sandbox
- * and test-key sends are not counted either). A failure here must not fail the verify.
- */
-async function countForFraudGuard(deps: Deps, session: OtpSession, now: number): Promise<void> {
-  if (session.sandbox_mode || session.test) return;
-  try {
-    const settings = await teamSettings(deps.sql, session.team_id);
-    await countVerification(deps, session, settings.otp.fraud_guard, now);
-  } catch (err) {
-    log("error", "otp verification not counted by the fraud guard", { team_id: session.team_id, error: String(err) });
-  }
 }
 
 /** The event telling a team's webhooks that a session was verified or locked. */
