@@ -33,10 +33,13 @@ export function otpRoutes(deps: Deps) {
       path: "/send",
       tags: ["OTP"],
       summary: "Send an OTP on one or more channels",
+      description: "403 `otp_country_not_allowed` when a phone number is outside the team's allowed countries " +
+        "(the whole send is refused), 403 `otp_fraud_suspected` when its number prefix is blocked for suspected " +
+        "SMS pumping; neither sends nor charges anything (docs/otp.md, 'Fraud guard').",
       request: { body: { content: json(SendBody), required: true } },
       responses: {
         200: { description: "Session opened and codes sent", content: json(SendResponse) },
-        ...errors(400, 402, 429),
+        ...errors(400, 402, 403, 429),
       },
     }),
     async (c) => {
@@ -109,10 +112,12 @@ export function otpRoutes(deps: Deps) {
       path: "/resend",
       tags: ["OTP"],
       summary: "Send new codes for a session",
+      description:
+        "403 `otp_fraud_suspected` when a number prefix of the session is blocked for suspected SMS pumping.",
       request: { body: { content: json(ResendBody), required: true } },
       responses: {
         200: { description: "New codes sent", content: json(ResendResponse) },
-        ...errors(400, 402, 429),
+        ...errors(400, 402, 403, 429),
       },
     }),
     async (c) => {
