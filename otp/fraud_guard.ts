@@ -96,7 +96,8 @@ async function verificationsSince(deps: Deps, teamId: string, prefix: string, si
 
 /**
  * Counts a send to `prefix` and judges it: sends older than the grace period, at least
- * `min_sends` of them, with verifications fewer than `min_verify_ratio` of them, is pumping.
+ * `min_sends` of them, with verifications fewer than `min_verify_ratio` of them, is pumping (the
+ * logs keep ten times `min_sends`, see below).
  * Answers the counts when it is.
  */
 async function judge(deps: Deps, teamId: string, prefix: string, guard: FraudGuardSettings, now: number) {
@@ -107,7 +108,9 @@ async function judge(deps: Deps, teamId: string, prefix: string, guard: FraudGua
   const inWindow = await counted(deps.counter.hitSliding("otp_fraud_sends", subject, cap, windowMs, now));
   const fresh = await counted(deps.counter.hitSliding("otp_fraud_fresh", subject, cap, GRACE_MS, now));
   metrics.otpFraudCounted.inc({ kind: "send" });
-  const sends = Math.max(0, inWindow - fresh);
+  // A burst beyond what the logs keep, all within the grace period, is judged at once: it would
+  // otherwise never age out of it while it lasts.
+  const sends = fresh >= cap ? inWindow : Math.max(0, inWindow - fresh);
   if (sends < guard.min_sends) return undefined;
   const needed = Math.ceil(guard.min_verify_ratio * sends);
   const verifications = await verificationsSince(deps, teamId, prefix, now - windowMs, needed);

@@ -25,7 +25,7 @@ async function guardWorld(): Promise<GuardWorld> {
   const clock = { now: Date.UTC(2030, 0, 1, 12) };
   let spy: ReturnType<typeof spyEnqueued> | undefined;
   const world = await otpWorld({
-    config: { OTP_IP_LIMIT_PER_HOUR: 0 },
+    config: { OTP_IP_LIMIT_PER_HOUR: 0, OTP_ACTIVE_SESSION_LIMIT: 0 },
     now: () => clock.now,
     kv: (kv) => (spy = spyEnqueued(kv)).kv,
     committer: () => spy!.committer,
@@ -139,6 +139,15 @@ dbTest("a legitimate burst of the same size, mostly verified, is never blocked",
   world.clock.now += GRACE_MS + MINUTE;
   assert.equal((await world.sms()).status, 200);
   assert.deepEqual(world.blocks(), []);
+});
+
+dbTest("a burst too fast for the grace period is judged once it reaches ten times min_sends", async () => {
+  const world = await guardWorld();
+  await patchTeamSettings(world.deps.sql, world.team.id, { otp: { fraud_guard: { min_sends: 3 } } });
+  await sendMany(world, 29);
+  const thirtieth = await world.sms();
+  assert.equal(thirtieth.body.code, "otp_fraud_suspected");
+  assert.deepEqual(world.blocks().map((e) => [e.data.sends, e.data.verifications]), [[30, 0]]);
 });
 
 dbTest("sandbox and test-key sends are not counted, and a team can turn the guard off", async () => {
