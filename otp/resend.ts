@@ -1,3 +1,4 @@
+import { teamSettings } from "../shared/team_settings.ts";
 import type { Deps } from "../shared/deps.ts";
 import { AppError, ConflictError } from "../shared/errors.ts";
 import { kvKeys } from "../shared/kv.ts";
@@ -11,6 +12,7 @@ import {
   sendMessages,
 } from "./delivery.ts";
 import { otpKeys } from "./keys.ts";
+import { phonesOf, refuseBlocked } from "./fraud_guard.ts";
 import { limitRecipients } from "./limits.ts";
 import { newCodes } from "./send.ts";
 import { isExpired, isLocked, isSessionVerified, keepFor, type OtpSession, sessionNotFound } from "./session.ts";
@@ -37,7 +39,8 @@ function refusal(session: OtpSession | null, now: number): AppError | undefined 
 
 /**
  * Sends a new code on every channel of the session: the attempt counter resets, the expiry moves
- * to `expiry_minutes` from now, the token stays the same. Counts against the recipient limit (429)
+ * to `expiry_minutes` from now, the token stays the same. Refused (403) to a prefix the fraud guard
+ * blocked. Counts against the recipient limit (429)
  * and charges the delivery again (402); the verification fee was paid by the send.
  */
 export async function resendOtp(deps: Deps, teamId: string, token: string, keyIsTest: boolean): Promise<ResendOutcome> {
@@ -58,9 +61,14 @@ export async function resendOtp(deps: Deps, teamId: string, token: string, keyIs
     "Too many OTP resends for this recipient",
   );
 
+  const charging = !first.sandbox_mode && !first.test && !keyIsTest;
+  // A session opened before its prefix was blocked gets no more codes either (not counted: the send was).
+  if (charging) {
+    const { fraud_guard } = (await teamSettings(deps.sql, teamId)).otp;
+    await refuseBlocked(deps, teamId, phonesOf(first.recipients), fraud_guard, now);
+  }
   const { codes, hashes } = newCodes(keys.code, first.id, first.channels, first.otp_length);
   const plans = await planMessages(deps, teamId, { ...first, codes });
-  const charging = !first.sandbox_mode && !first.test && !keyIsTest;
   const reference = `otp:${first.id}:resend:${first.resend_count + 1}`;
   const bill = { teamId, plans, fee: 0, reference };
   if (charging) await chargeUpFront(deps, bill);

@@ -42,12 +42,15 @@ export function otpRoutes(deps: Deps) {
         "resend. `verification_mode: any` verifies the session with one channel, `all` needs every channel. With " +
         "`sandbox_mode: true` nothing is sent or charged and the codes come back in `sandbox_otps`. Custom " +
         "templates under the reserved keys (`verify-api-otp-email`, `verify-api-otp-sms`, " +
-        "`verify_api_otp_whatsapp`) are used when they exist.",
+        "`verify_api_otp_whatsapp`) are used when they exist. 403 `otp_country_not_allowed` when a phone number is " +
+        "outside the team's allowed countries (the whole send is refused), 403 `otp_fraud_suspected` when its " +
+        "number prefix is blocked for suspected SMS pumping; neither sends nor charges anything (docs/otp.md, " +
+        "'Fraud guard').",
       parameters: SEND_HEADERS,
       request: { body: jsonBody(SendBody, SEND_OTP_EXAMPLES) },
       responses: {
         200: { description: "Session opened and codes sent", content: json(SendResponse) },
-        ...errors(400, 402, 429),
+        ...errors(400, 402, 403, 429),
       },
     }),
     async (c) => {
@@ -122,11 +125,12 @@ export function otpRoutes(deps: Deps) {
       summary: "Send new codes for a session",
       description:
         "New codes on every channel of the session, with the attempts reset and the expiry extended; the token " +
-        "stays the same. 400 when the session is verified or locked.",
+        "stays the same. 400 when the session is verified or locked; 403 `otp_fraud_suspected` when a number " +
+        "prefix of the session is blocked for suspected SMS pumping.",
       request: { body: jsonBody(ResendBody, RESEND_OTP_EXAMPLES) },
       responses: {
         200: { description: "New codes sent", content: json(ResendResponse) },
-        ...errors(400, 402, 429),
+        ...errors(400, 402, 403, 429),
       },
     }),
     async (c) => {

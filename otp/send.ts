@@ -1,6 +1,7 @@
 import { newUuidV7 } from "../shared/sending/ids.ts";
 import type { ApiKey } from "../shared/deps.ts";
 import type { Deps } from "../shared/deps.ts";
+import { teamSettings } from "../shared/team_settings.ts";
 import { kvKeys } from "../shared/kv.ts";
 import { type OtpTrigger, otpTriggers, putSandboxTriggers, recordOtpTriggers } from "./tracking.ts";
 import { generateCode, hashCode, type OtpChannel } from "./codes.ts";
@@ -13,6 +14,7 @@ import {
   sendMessages,
 } from "./delivery.ts";
 import { otpKeys } from "./keys.ts";
+import { guardSend, phonesOf, refuseDisallowedCountries } from "./fraud_guard.ts";
 import { limitIp, limitRecipients, reserveActiveSession } from "./limits.ts";
 import { verificationFee } from "./pricing.ts";
 import type { SendInput } from "./schemas.ts";
@@ -58,7 +60,8 @@ export function newCodes(
 }
 
 /**
- * Opens an OTP session: counts the limits (429), charges the wallet (402) unless the key is a test
+ * Opens an OTP session: refuses a country outside the team's list and a prefix the fraud guard
+ * blocked (403), counts the limits (429), charges the wallet (402) unless the key is a test
  * key or the session is sandbox_mode, stores the session (codes only as HMACs) and sends one code per
  * channel — the session is stored first, so a code that arrives at once can be verified.
  */
@@ -69,8 +72,13 @@ export async function sendOtp(deps: Deps, caller: Caller, input: SendInput): Pro
   const recipients: Partial<Record<OtpChannel, string>> = {};
   for (const channel of channels) recipients[channel] = input.recipients[channel];
 
+  const settings = await teamSettings(deps.sql, teamId);
+  refuseDisallowedCountries(settings, recipients);
   await limitIp(deps, teamId, caller.ip, now);
   await limitRecipients(deps, teamId, [...new Set(Object.values(recipients))], now);
+  // Sandbox and test-key sends deliver nothing, so they cannot pump: neither counted nor refused.
+  const charging = !input.sandbox_mode && !caller.apiKey.test;
+  if (charging) await guardSend(deps, teamId, phonesOf(recipients), settings.otp.fraud_guard, now);
   const slot = await reserveActiveSession(deps, teamId, now);
   // Time-ordered: sessions opened close together sit close together in KV, so the group commit of
   // their verifies rewrites fewer pages (about half the bytes a verify writes, against random ids).
@@ -106,7 +114,6 @@ export async function sendOtp(deps: Deps, caller: Caller, input: SendInput): Pro
     test: caller.apiKey.test,
     resend_count: 0,
   };
-  const charging = !session.sandbox_mode && !session.test;
   const reference = `otp:${id}`;
   const fee = charging ? verificationFee(deps.config) : 0;
   let plans;

@@ -6,6 +6,7 @@ import { log } from "../shared/log.ts";
 import { countEmitted, eventJobs, listenersOf, newEvent, type WebhookEvent } from "../shared/webhook_events.ts";
 import { checkedCommitter } from "./checked_commit.ts";
 import { codeMatches } from "./codes.ts";
+import { guardVerification } from "./fraud_guard.ts";
 import { otpKeys } from "./keys.ts";
 import {
   allChannelsVerified,
@@ -76,6 +77,9 @@ export async function verifyOtp(
     if (outcome.ok && outcome.newlyVerified) events.push(otpEvent("otp.verified", outcome.session, now));
     // A lock or a verify tells the team's webhooks, whose endpoints are read (cached) only then.
     const webhooks = events.length > 0 ? eventJobs(await listenersOf(deps, [teamId]), teamId, events, now) : undefined;
+    const guarded = outcome.ok && outcome.newlyVerified
+      ? await guardVerification(deps, outcome.session, now)
+      : undefined;
     // Shares its commit with concurrent verifies of other sessions (group commit, one fsync).
     const committed = await checkedCommitter(deps.kv).commit([key, activeKey], (op) => {
       op.check(entry);
@@ -85,9 +89,12 @@ export async function verifyOtp(
       if (isSessionVerified(next) || isLocked(next)) op.delete(activeKey);
       // Its webhook events commit with it: none is lost, none reports a change that did not happen.
       for (const job of webhooks?.jobs ?? []) op.enqueue(job);
+      // Counted for the fraud guard with the verification itself: no commit of its own.
+      guarded?.put(op);
     });
     if (!committed) continue;
     if (webhooks) countEmitted(webhooks.events);
+    guarded?.committed();
     if (!outcome.ok) throw outcome.error;
     const contactId = outcome.newlyVerified && outcome.session.add_contact
       ? await addContact(deps, outcome.session)

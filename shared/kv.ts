@@ -30,6 +30,12 @@ export const kvKeys = {
     session: (teamId: string, id: string) => ["otp_sessions", teamId, id] as const,
     active: (teamId: string, id: string) => ["otp_active", teamId, id] as const,
     activeOfTeam: (teamId: string) => ["otp_active", teamId] as const,
+    /** A number prefix of a team blocked by the fraud guard (otp/fraud_guard.ts). */
+    fraudBlock: (teamId: string, prefix: string) => ["otp_fraud_blocks", teamId, prefix] as const,
+    /** A verified session under a number prefix, by time of verification (the fraud guard counts them). */
+    fraudVerified: (teamId: string, prefix: string, at: number, sessionId: string) =>
+      ["otp_fraud_verified", teamId, prefix, at, sessionId] as const,
+    fraudVerifiedOfPrefix: (teamId: string, prefix: string) => ["otp_fraud_verified", teamId, prefix] as const,
   },
 };
 

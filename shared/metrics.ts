@@ -211,6 +211,20 @@ export const metrics = {
   webhookEvents: registry.counter("webhook_events_total", "Events emitted to at least one endpoint, by type.", [
     "type",
   ]),
+  otpFraudBlocks: registry.counter(
+    "otp_fraud_blocks_total",
+    "OTP sends refused by the fraud guard, by reason (country: outside the team's allowed countries; pumping: a blocked number prefix).",
+    ["reason"],
+  ),
+  otpPrefixesBlocked: registry.counter(
+    "otp_fraud_prefixes_blocked_total",
+    "Number prefixes newly blocked for suspected SMS pumping (each emits otp.fraud_blocked).",
+  ),
+  otpFraudCounted: registry.counter(
+    "otp_fraud_guard_counted_total",
+    "What the fraud guard counted per number prefix, by kind (send, verification).",
+    ["kind"],
+  ),
   inbound: registry.counter(
     "inbound_callbacks_total",
     "Provider callbacks received, by provider, kind and outcome (ok, forbidden).",

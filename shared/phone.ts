@@ -286,6 +286,9 @@ function codes(country: string, ...prefixes: string[]): Record<string, string> {
   return Object.fromEntries(prefixes.map((prefix) => [prefix, country]));
 }
 
+/** Every country {@linkcode countryOfE164} can answer. */
+export const PHONE_COUNTRIES: ReadonlySet<string> = new Set(Object.values(CALLING_CODES));
+
 /** The longest prefix in CALLING_CODES (Vatican City's, within Italy's +39). */
 const LONGEST_PREFIX = Math.max(...Object.keys(CALLING_CODES).map((p) => p.length));
 

@@ -24,6 +24,7 @@ export const EVENT_TYPES = [
   "workflow.completed",
   "otp.verified",
   "otp.locked",
+  "otp.fraud_blocked",
 ] as const;
 
 /** One event type. */

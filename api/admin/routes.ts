@@ -3,6 +3,7 @@ import { newRouter } from "../../shared/http/app.ts";
 import { adminAuth } from "./auth.ts";
 import { adminContactTokenRoutes } from "./contact_tokens.ts";
 import { adminOutboxRoutes } from "./outbox.ts";
+import { adminSettingsRoutes } from "./settings.ts";
 import { adminSetupRoutes } from "./setup.ts";
 import { adminTeamRoutes } from "./teams.ts";
 
@@ -19,5 +20,6 @@ export function adminRoutes(deps: Deps) {
   app.route("/", adminSetupRoutes(deps));
   app.route("/", adminOutboxRoutes(deps));
   app.route("/", adminContactTokenRoutes(deps));
+  app.route("/", adminSettingsRoutes(deps));
   return app;
 }
