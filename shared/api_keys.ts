@@ -47,13 +47,17 @@ export interface KeyRecord {
   team: Team;
 }
 
-/** Looks an unrevoked key up by its hash. */
+/**
+ * Looks an unrevoked key up by its hash, noting when it was last used (the dashboard shows it): a
+ * look-up happens when the KeyCache misses, so the time is right to within the cache's lifetime.
+ */
 export async function findKey(db: Db, key: string): Promise<KeyRecord | undefined> {
   const [row]: [{ id: string; prefix: string; kind: KeyKind; team_id: string; name: string; plan: Team["plan"] }?] =
     await db`
-      select k.id, k.prefix, k.kind, t.id as team_id, t.name, t.plan
-      from api_keys k join teams t on t.id = k.team_id
-      where k.key_hash = ${await hashKey(key)} and k.revoked_at is null`;
+      update api_keys k set last_used_at = now()
+      from teams t
+      where t.id = k.team_id and k.key_hash = ${await hashKey(key)} and k.revoked_at is null
+      returning k.id, k.prefix, k.kind, t.id as team_id, t.name, t.plan`;
   if (!row) return undefined;
   return {
     apiKey: {

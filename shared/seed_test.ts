@@ -4,6 +4,7 @@ import { findIdentity, isVerifiedSender } from "./identities.ts";
 import { startRuntime } from "./runtime.ts";
 import { createDemoTeam, ensureAdminToken, seedDemo, senderDomain, tourExports } from "./seed.ts";
 import { findTemplatesByKey, render } from "./templates.ts";
+import { verifyPassword } from "./passwords.ts";
 import { dbTest, testConfig, testDeps, testTeam } from "./testing.ts";
 import { balanceMicros } from "./wallet.ts";
 
@@ -108,6 +109,15 @@ dbTest("seedDemo() on an empty database seeds once and prints the keys and admin
     for (const shown of [demo.keys.live, demo.keys.test, demo.keys.publishable, "seed-admin-token-0123456789"]) {
       assert.ok(out.lines[0].includes(shown), shown);
     }
+    // The demo owner's sign-in, on a line of its own: the tour's `export` line stays as it was.
+    const dashboard = out.lines[0].split("\n").find((line) => line.includes("/dashboard"));
+    assert.ok(
+      dashboard?.includes(`email ${demo.owner.email}`) && dashboard.includes(`password ${demo.owner.password}`),
+    );
+    const [owner] = await runtime.deps
+      .sql`select role, password_hash from dashboard_users where email = ${demo.owner.email}`;
+    assert.equal(owner.role, "owner");
+    assert.ok(await verifyPassword(demo.owner.password, owner.password_hash));
     // A second start: nothing printed, nothing created.
     assert.equal(await seedDemo(runtime.deps, out), undefined);
     assert.equal(out.lines.length, 1);

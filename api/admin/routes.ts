@@ -5,6 +5,7 @@ import { adminContactTokenRoutes } from "./contact_tokens.ts";
 import { adminOutboxRoutes } from "./outbox.ts";
 import { adminSetupRoutes } from "./setup.ts";
 import { adminTeamRoutes } from "./teams.ts";
+import { adminUserRoutes } from "./users.ts";
 
 /** The admin API under /admin/v1, behind the admin token. */
 export function adminRoutes(deps: Deps) {
@@ -19,5 +20,6 @@ export function adminRoutes(deps: Deps) {
   app.route("/", adminSetupRoutes(deps));
   app.route("/", adminOutboxRoutes(deps));
   app.route("/", adminContactTokenRoutes(deps));
+  app.route("/", adminUserRoutes(deps));
   return app;
 }
