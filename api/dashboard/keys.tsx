@@ -2,11 +2,11 @@ import { Hono } from "hono";
 import { createApiKey, type KeyKind } from "../../shared/api_keys.ts";
 import type { Deps } from "../../shared/deps.ts";
 import type { DashboardEnv } from "./env.ts";
-import { BASE, CsrfField, MessagePage, Page } from "./layout.tsx";
-import { ownerOnly, When } from "./owner_only.tsx";
+import { BASE, CsrfField, MessagePage, Page, When } from "./layout.tsx";
+import { ownerOnly } from "./owner_only.tsx";
 import { type KeyRow, listTeamKeys, revokeTeamKey } from "./queries.ts";
 import type { SessionUser } from "./sessions.ts";
-import { field } from "./sign_in.tsx";
+import { field } from "./form.ts";
 
 /** The kinds of key, as the create form offers them. */
 const KINDS: Record<KeyKind, string> = {

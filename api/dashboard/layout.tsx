@@ -97,3 +97,10 @@ export function MessagePage(props: { title: string; message: string; user?: Sess
     </Page>
   );
 }
+
+/** A date as the dashboard shows it: UTC to the minute, in a <time> element readers can parse. */
+export function When(props: { at: Date | null; never?: string }) {
+  if (!props.at) return <span class="muted">{props.never ?? "Never"}</span>;
+  const iso = props.at.toISOString();
+  return <time datetime={iso}>{iso.slice(0, 16).replace("T", " ")} UTC</time>;
+}

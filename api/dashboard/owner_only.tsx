@@ -11,10 +11,3 @@ export function ownerOnly(what: string) {
     return c.html(<MessagePage title="Owners only" message={message} user={user} />, 403);
   };
 }
-
-/** A date as the dashboard shows it: UTC to the minute, in a <time> element readers can parse. */
-export function When(props: { at: Date | null; never?: string }) {
-  if (!props.at) return <span class="muted">{props.never ?? "Never"}</span>;
-  const iso = props.at.toISOString();
-  return <time datetime={iso}>{iso.slice(0, 16).replace("T", " ")} UTC</time>;
-}

@@ -5,6 +5,7 @@ import type { AppEnv } from "../../shared/http/env.ts";
 import { MAX_EMAIL_LENGTH } from "../../shared/email.ts";
 import { verifyNobody, verifyPassword } from "../../shared/passwords.ts";
 import { clientIp } from "../../otp/limits.ts";
+import { field } from "./form.ts";
 import { BASE, MessagePage, Page } from "./layout.tsx";
 import { findUserByEmail } from "./queries.ts";
 import { createSession, findSession, sessionToken, setSessionCookie } from "./sessions.ts";
@@ -42,12 +43,6 @@ function SignInPage(props: { error?: string; email?: string }) {
       </section>
     </Page>
   );
-}
-
-/** A form field as text ('' when absent or a file). */
-export function field(form: Record<string, unknown>, name: string): string {
-  const value = form[name];
-  return typeof value === "string" ? value : "";
 }
 
 function tooMany(c: Context, until: number, now: number): Promise<Response> | Response {

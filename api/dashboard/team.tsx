@@ -4,8 +4,8 @@ import type { Deps } from "../../shared/deps.ts";
 import { createDashboardUser, type DashboardUser, generatePassword } from "../../shared/dashboard_users.ts";
 import { MAX_EMAIL_LENGTH } from "../../shared/email.ts";
 import type { DashboardEnv } from "./env.ts";
-import { BASE, CsrfField, Page } from "./layout.tsx";
-import { ownerOnly, When } from "./owner_only.tsx";
+import { BASE, CsrfField, Page, When } from "./layout.tsx";
+import { ownerOnly } from "./owner_only.tsx";
 import { listTeamUsers } from "./queries.ts";
 import type { SessionUser } from "./sessions.ts";
 
