@@ -1,4 +1,5 @@
 import { adminRoutes } from "./api/admin/routes.ts";
+import { dashboardRoutes } from "./api/dashboard/routes.tsx";
 import { contactsRoutes } from "./api/contacts/routes.ts";
 import { eventsRoutes } from "./api/events/routes.ts";
 import { inboundRoutes } from "./api/inbound/routes.ts";
@@ -64,6 +65,7 @@ export function createService(deps: Deps, roles: Roles = ALL_ROLES) {
   if (roles.otp) app.route("/api/v1/otp", otpRoutes(deps));
   if (!roles.api) return app;
   app.route("/admin/v1", adminRoutes(deps));
+  app.route("/dashboard", dashboardRoutes(deps));
   app.route("/api/v1/contacts", contactsRoutes(deps));
   app.route("/api/v1/workflows", workflowsRoutes(deps));
   app.route("/api/v1/events", eventsRoutes(deps));

@@ -47,13 +47,24 @@ export interface KeyRecord {
   team: Team;
 }
 
-/** Looks an unrevoked key up by its hash. */
+/**
+ * Looks an unrevoked key up by its hash, noting when it was last used (the dashboard shows it). A
+ * look-up happens only when the KeyCache misses, and the time is written at most once a minute, so
+ * a burst of misses for one key writes once.
+ */
 export async function findKey(db: Db, key: string): Promise<KeyRecord | undefined> {
   const [row]: [{ id: string; prefix: string; kind: KeyKind; team_id: string; name: string; plan: Team["plan"] }?] =
     await db`
-      select k.id, k.prefix, k.kind, t.id as team_id, t.name, t.plan
-      from api_keys k join teams t on t.id = k.team_id
-      where k.key_hash = ${await hashKey(key)} and k.revoked_at is null`;
+      with found as (
+        select k.id, k.prefix, k.kind, t.id as team_id, t.name, t.plan
+        from api_keys k join teams t on t.id = k.team_id
+        where k.key_hash = ${await hashKey(key)} and k.revoked_at is null
+      ), touched as (
+        update api_keys set last_used_at = now()
+        where id = (select id from found)
+          and (last_used_at is null or last_used_at < now() - interval '1 minute')
+      )
+      select id, prefix, kind, team_id, name, plan from found`;
   if (!row) return undefined;
   return {
     apiKey: {

@@ -1,6 +1,7 @@
 import { randomBase62 } from "./api_keys.ts";
 import type { Config } from "./config.ts";
 import type { Db } from "./db.ts";
+import { createDashboardUser, generatePassword } from "./dashboard_users.ts";
 import type { Deps, Team } from "./deps.ts";
 import { setDomainVerified } from "./identities.ts";
 import { logLine } from "./log.ts";
@@ -59,6 +60,22 @@ export async function createDemoTeam(deps: Deps): Promise<{ team: Team; keys: Te
   return demo;
 }
 
+/** The demo team's dashboard owner. */
+export const DEMO_OWNER_EMAIL = "demo@example.com";
+
+/** Sign-in details of a dashboard user, as printed once. */
+export interface Credentials {
+  email: string;
+  password: string;
+}
+
+/** Creates the demo team's dashboard owner with a random password (returned: it is printed once). */
+export async function createDemoOwner(db: Db, teamId: string): Promise<Credentials> {
+  const credentials = { email: DEMO_OWNER_EMAIL, password: generatePassword() };
+  await createDashboardUser(db, { teamId, ...credentials, role: "owner" });
+  return credentials;
+}
+
 /** True when no team exists yet (a first start). */
 export async function databaseIsEmpty(db: Db): Promise<boolean> {
   const [row]: [{ found: boolean }] = await db`select exists (select 1 from teams) as found`;
@@ -70,16 +87,22 @@ export async function databaseIsEmpty(db: Db): Promise<boolean> {
  * like the others). Keys missed here are replaced through the admin API (GET /admin/v1/teams, then
  * POST /admin/v1/teams/{team_id}/keys).
  */
-export function demoNotice(demo: { team: Team; keys: TeamKeys }, config: Config): string {
+export function demoNotice(demo: { team: Team; keys: TeamKeys; owner?: Credentials }, config: Config): string {
   return logLine("info", "demo team created: its keys are shown only this once", {
     team: demo.team,
     keys: demo.keys,
     wallet_usd: DEMO_BALANCE_USD,
     templates: "'welcome' for email, sms, whatsapp and push",
     admin_token: config.ADMIN_TOKEN ?? "(none: set ADMIN_TOKEN)",
+    ...(demo.owner ? { dashboard: dashboardSignIn(demo.owner, config) } : {}),
     shell: tourExports(demo, config),
     lost_keys: "GET /admin/v1/teams, then POST /admin/v1/teams/{team_id}/keys",
   });
+}
+
+/** Where the dashboard is and how the demo owner signs in to it. */
+function dashboardSignIn(owner: Credentials, config: Config) {
+  return { url: `http://localhost:${config.PORT}/dashboard`, email: owner.email, password: owner.password };
 }
 
 /**
@@ -105,17 +128,18 @@ function shellWord(value: string): string {
 }
 
 /**
- * On a first start (no team yet) with DEMO_SEED on, creates the demo team and prints its keys
- * once; returns it. Any later start creates and prints nothing (undefined).
+ * On a first start (no team yet) with DEMO_SEED on, creates the demo team and its dashboard owner
+ * and prints their keys and password once; returns them. Any later start creates and prints nothing (undefined).
  */
 export async function seedDemo(
   deps: Deps,
   options: { print?: Print } = {},
-): Promise<{ team: Team; keys: TeamKeys } | undefined> {
+): Promise<{ team: Team; keys: TeamKeys; owner: Credentials } | undefined> {
   if (!deps.config.DEMO_SEED) return undefined;
   return await oneSeederAtATime(deps, async () => {
     if (!await databaseIsEmpty(deps.sql)) return undefined;
-    const demo = await createDemoTeam(deps);
+    const created = await createDemoTeam(deps);
+    const demo = { ...created, owner: await createDemoOwner(deps.sql, created.team.id) };
     (options.print ?? console.log)(demoNotice(demo, deps.config));
     return demo;
   });

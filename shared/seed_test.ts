@@ -4,6 +4,7 @@ import { findIdentity, isVerifiedSender } from "./identities.ts";
 import { startRuntime } from "./runtime.ts";
 import { createDemoTeam, ensureAdminToken, seedDemo, senderDomain, tourExports } from "./seed.ts";
 import { findTemplatesByKey, render } from "./templates.ts";
+import { verifyPassword } from "./passwords.ts";
 import { dbTest, testConfig, testDeps, testTeam } from "./testing.ts";
 import { balanceMicros } from "./wallet.ts";
 
@@ -111,6 +112,16 @@ dbTest("seedDemo() on an empty database seeds once and prints the keys and admin
     assert.deepEqual(notice.keys, demo.keys);
     assert.equal(notice.admin_token, "seed-admin-token-0123456789");
     assert.equal(notice.team.id, demo.team.id);
+    // The demo owner's sign-in for the dashboard.
+    assert.deepEqual(notice.dashboard, {
+      url: `http://localhost:${runtime.deps.config.PORT}/dashboard`,
+      email: demo.owner.email,
+      password: demo.owner.password,
+    });
+    const [owner] = await runtime.deps
+      .sql`select role, password_hash from dashboard_users where email = ${demo.owner.email}`;
+    assert.equal(owner.role, "owner");
+    assert.ok(await verifyPassword(demo.owner.password, owner.password_hash));
     // A second start: nothing printed, nothing created.
     assert.equal(await seedDemo(runtime.deps, out), undefined);
     assert.equal(out.lines.length, 1);

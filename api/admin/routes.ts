@@ -6,6 +6,7 @@ import { adminOutboxRoutes } from "./outbox.ts";
 import { adminSettingsRoutes } from "./settings.ts";
 import { adminSetupRoutes } from "./setup.ts";
 import { adminTeamRoutes } from "./teams.ts";
+import { adminUserRoutes } from "./users.ts";
 
 /** The admin API under /admin/v1, behind the admin token. */
 export function adminRoutes(deps: Deps) {
@@ -21,5 +22,6 @@ export function adminRoutes(deps: Deps) {
   app.route("/", adminOutboxRoutes(deps));
   app.route("/", adminContactTokenRoutes(deps));
   app.route("/", adminSettingsRoutes(deps));
+  app.route("/", adminUserRoutes(deps));
   return app;
 }
