@@ -4,7 +4,7 @@ import { ConflictError } from "../shared/errors.ts";
 import { kvKeys } from "../shared/kv.ts";
 import { log } from "../shared/log.ts";
 import { countEmitted, eventJobs, listenersOf, newEvent, type WebhookEvent } from "../shared/webhook_events.ts";
-import { checkedCommitter } from "./checked_commit.ts";
+import { checkedCommitter } from "../shared/engine/kv/checked_commit.ts";
 import { codeMatches } from "./codes.ts";
 import { guardVerification } from "./fraud_guard.ts";
 import { otpKeys } from "./keys.ts";

@@ -4,7 +4,8 @@ import { dbTest } from "../shared/testing.ts";
 import { otpHmac } from "./hmac.ts";
 import { otpKeys } from "./keys.ts";
 import type { OtpSession } from "./session.ts";
-import { openSandbox, otpWorld, spyKv, wrong } from "./testing.ts";
+import { spyKv } from "../shared/engine/kv/spy_kv.ts";
+import { openSandbox, otpWorld, wrong } from "./testing.ts";
 import { signSessionToken } from "./token.ts";
 
 const LOCKED = "Maximum attempts exceeded: session is locked due to too many failed attempts";

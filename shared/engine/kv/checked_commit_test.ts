@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { CheckedCommitter } from "./checked_commit.ts";
-import { spyKv } from "./testing.ts";
+import { spyKv } from "./spy_kv.ts";
 
 async function memoryKv() {
   const kv = await Deno.openKv(":memory:");
