@@ -145,7 +145,7 @@ async function settleAbandoned(
     log("warn", "cannot look a message up in its provider's log", { message_id: id, error: String(err) });
     return failure(id, `${mayHaveSentReason(t)}; ${t.provider.name}'s message log could not be read: ${err}`, true);
   }
-  // The oldest not already some other message's: a message alike sent later has a later id.
+  // The oldest not yet some other message's: of two alike, the one handed over first was created first.
   const providerMessageId = found.find((sid) => !recorded.has(sid) && !matched.has(sid));
   if (providerMessageId === undefined) return failure(id, mayHaveSentReason(t), false);
   matched.add(providerMessageId);

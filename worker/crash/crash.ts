@@ -144,7 +144,8 @@ async function main(): Promise<number> {
         received.set(to, (received.get(to) ?? 0) + 1);
       }
       const accepted = new Map(fakeTwilio.messages.map((m) => [m.to, m.sid]));
-      return { received, accepted };
+      const lookups = fakeTwilio.requests.filter((r) => r.method === "GET").length;
+      return { received, accepted, lookups };
     },
     lastAt: () => lastSmsAt,
   };

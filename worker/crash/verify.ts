@@ -18,6 +18,8 @@ const MAY_HAVE_SENT = "Cannot send sms: the service stopped while twilio was sen
 export interface TwilioReceipts {
   received: Map<string, number>;
   accepted: Map<string, string>;
+  /** Reads of its Messages list (a killed pass's SMS looked up). */
+  lookups: number;
 }
 
 interface TriggerAnswer {
@@ -213,7 +215,7 @@ async function checkOutbox(db: Db, s: Scenario): Promise<string[]> {
  * failed because a kill left it in Twilio's hands and Twilio does not have it (an SMS a killed pass
  * handed over is looked up in Twilio's log). Answers the count sent, for the wallet.
  */
-async function checkTwilio(db: Db, s: Scenario, { received, accepted }: TwilioReceipts) {
+async function checkTwilio(db: Db, s: Scenario, { received, accepted, lookups }: TwilioReceipts) {
   const problems: string[] = [];
   const rows = await db<{ to_address: string; status: string; error: string | null; sid: string | null }[]>`
     select to_address, status, error, provider_message_id as sid from messages
@@ -248,7 +250,7 @@ async function checkTwilio(db: Db, s: Scenario, { received, accepted }: TwilioRe
   console.log(
     `SMS through the fake Twilio: ${sent.length} sent, ${failed.length} failed as possibly sent by a killed pass ` +
       `(${reached} of them had reached Twilio, ${acceptedButFailed.length} had been accepted by it), ` +
-      `${twice.length} numbers with two`,
+      `${twice.length} numbers with two; Twilio's log read ${lookups} times`,
   );
   return { problems, sent: sent.length };
 }
