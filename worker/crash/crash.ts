@@ -15,7 +15,8 @@
  *
  * Settings (env): CRASH_SEED (7), CRASH_KILLS (4), CRASH_CONTACTS (20000), CRASH_WORKFLOW (2000),
  * CRASH_TIMEOUT_S (300, the wait for completion after the last restart), CRASH_MAX_RECOVERY_S (45,
- * restart to delivering again), CRASH_KEEP=1 keeps the data folder; DATABASE_URL runs on that server
+ * restart to delivering again), CRASH_TWILIO_LATENCY_MS (25: longer leaves more SMS in Twilio's hands
+ * at a kill), CRASH_KEEP=1 keeps the data folder; DATABASE_URL runs on that server
  * in a fresh database (dropped at the end), else PGlite.
  */
 import postgres from "postgres";
@@ -51,7 +52,7 @@ const TOP_UP_USD = 100;
 /** How long the last start runs the queue messages left over from the kills. */
 const LATE_REDELIVERY_MS = 8_000;
 /** How long the fake Twilio takes to answer an accepted SMS (a real API round trip). */
-const TWILIO_LATENCY_MS = 25;
+const TWILIO_LATENCY_MS = Number(env.CRASH_TWILIO_LATENCY_MS ?? 25);
 const PROVIDER_VARS = [
   "RESEND_API_KEY",
   "TWILIO_ACCOUNT_SID",
