@@ -62,8 +62,8 @@ class Resume extends Error {}
  *    reading those rows first, so nothing is charged or sent twice;
  * 2. send the pending ones (new, and any an interrupted pass left) to their providers with their
  *    stable message id. A provider that cannot take a message twice (Twilio) gets it only once its
- *    row says so (`handed_at`); a message an interrupted pass handed to it is failed, not re-sent,
- *    once that pass's hand-over window is over (handoff.ts);
+ *    row says so (`handed_at`); a message an interrupted pass handed to it is never re-sent: once
+ *    that pass's hand-over window is over, it is sent if the provider's log has it, else failed (handoff.ts);
  * 3. record the outcomes in one UPDATE, refund permanent failures, drop invalid push tokens.
  * With `lastAttempt`, a temporary failure is final (unless another pass holds the message: see
  * handoff.ts); otherwise it stays pending for a later pass.
@@ -467,6 +467,13 @@ function handOverLog(deps: Deps, listeners: Listeners, staged: StagedEvent[]): H
       }
       if (outcome.temporary) await deps.sql`update messages set handed_at = null where id = ${t.message.id}`;
       return false;
+    },
+    async recordedIds(ids) {
+      // "provider <> 'outbox'" lets Postgres use the index of migration 005.
+      const rows = await deps.sql<{ id: string }[]>`
+        select provider_message_id as id from messages
+        where provider_message_id = any(${ids}) and provider <> 'outbox'`;
+      return new Set(rows.map((r) => r.id));
     },
   };
 }

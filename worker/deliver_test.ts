@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
 import type { Deps } from "../shared/deps.ts";
 import { toMicros } from "../shared/money.ts";
-import { startFakeTwilio, type TwilioErrorBody } from "../shared/providers/fake_servers.ts";
-import { createTwilioProvider } from "../shared/providers/twilio.ts";
+import type { TwilioErrorBody } from "../shared/providers/fake_servers.ts";
 import { type OutboundMessage, type Provider, ProviderError } from "../shared/providers/types.ts";
 import { sendKeys } from "../shared/sending/keys.ts";
-import { insertTriggers } from "../shared/sending/records.ts";
 import type { SendSpec } from "../shared/sending/spec.ts";
 import { testSendSpec } from "../shared/sending/testing.ts";
 import { newTriggerRecord } from "../shared/sending/trigger_record.ts";
@@ -13,17 +11,16 @@ import { upsertTemplate } from "../shared/templates.ts";
 import { dbTest, testDeps, testTeam } from "../shared/testing.ts";
 import { balanceMicros, topUp } from "../shared/wallet.ts";
 import { createContact } from "../shared/contacts/queries.ts";
-import type { DispatchState } from "./complete.ts";
 import { createWorkerContext } from "./context.ts";
-import type { DeliverBatchJob } from "./jobs.ts";
 import { HAND_OVER_WINDOW_MS } from "./handoff.ts";
 import { createService } from "../main.ts";
 import { runJob } from "./queue.ts";
 import { randomToken, stoppingBeforeWebhooks, withMessagesRefusedTo } from "./testing.ts";
+import { counts, listenToAll, smsFanOut, triggerRow, twilioOnLoopback, withProvider } from "./sms_testing.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "./retry.ts";
 import { EVENT_SWEEP_AGE_MS, sweepEventOutbox } from "../shared/event_outbox.ts";
 import { KvCommitter } from "../shared/kv.ts";
-import { invalidateEndpointCache, type WebhookDeliverJob } from "../shared/webhook_events.ts";
+import type { WebhookDeliverJob } from "../shared/webhook_events.ts";
 
 /** A provider that records what it is given and answers as `behave` says. */
 function fakeProvider(behave: (m: OutboundMessage, call: number) => Promise<void> | void = () => {}) {
@@ -39,61 +36,6 @@ function fakeProvider(behave: (m: OutboundMessage, call: number) => Promise<void
     },
   };
   return { provider, sent };
-}
-
-function withProvider(deps: Deps, provider: Provider): Deps {
-  return { ...deps, providers: { outbox: deps.providers.outbox, get: () => provider } };
-}
-
-/** A recorded SMS send to tag `vip` with one batch covering `contacts`, as dispatch would leave it. */
-async function smsFanOut(deps: Deps, contacts: number) {
-  const { team } = await testTeam(deps);
-  await topUp(deps.sql, team.id, toMicros(10));
-  await upsertTemplate(deps.sql, team.id, "sms", "hi", { body: "Hi {{contact_first_name}}" });
-  const ids: string[] = [];
-  for (let i = 0; i < contacts; i++) {
-    const c = await createContact(deps.sql, team.id, {
-      email: `p${i}.${crypto.randomUUID().slice(0, 8)}@example.com`,
-      first_name: `P${i}`,
-      tags: ["vip"],
-      custom_fields: { phone: `+1415555${String(2000 + i)}` },
-    });
-    ids.push(c.id);
-  }
-  ids.sort();
-  const spec = testSendSpec(
-    team.id,
-    { sandbox: false, recipient_type: "tag", recipient: { type: "tag", tags: ["vip"] } },
-    "hi",
-  );
-  await insertTriggers(deps.sql, [spec], "processing", Date.now());
-  const state: DispatchState = { team_id: team.id, filter: { tags_all: ["vip"] }, after: null, batches: 1, done: true };
-  await deps.kv.atomic()
-    .set(sendKeys.trigger(spec.trigger_id), newTriggerRecord(spec))
-    .set(sendKeys.dispatch(spec.executions[0].id), state)
-    .commit();
-  const job: DeliverBatchJob = {
-    type: "deliver-batch",
-    id: crypto.randomUUID(),
-    trigger_id: spec.trigger_id,
-    execution_id: spec.executions[0].id,
-    batch_no: 0,
-    after: null,
-    until: ids[ids.length - 1],
-    filter: { tags_all: ["vip"] },
-    attempt: 0,
-  };
-  return { team, spec, job };
-}
-
-async function triggerRow(deps: Deps, id: string) {
-  const [row] = await deps.sql`select status, total_contacts, sent, failed, filtered from triggers where id = ${id}`;
-  return { ...row };
-}
-
-/** The trigger row to expect: its status, then total_contacts, sent, failed and filtered. */
-function counts(status: string, total_contacts: number, sent: number, failed: number, filtered: number) {
-  return { status, total_contacts, sent, failed, filtered };
 }
 
 dbTest("a deliver-batch job run twice sends each message once and counts it once", async () => {
@@ -132,17 +74,6 @@ dbTest("a batch interrupted after recording sends only what is still pending whe
   await runJob(createWorkerContext(withProvider(deps, provider)), job);
   assert.equal(sent.length, 4);
 });
-
-/** A fake Twilio API and the real Twilio provider pointed at it. */
-function twilioOnLoopback(
-  options: { errors?: Record<string, TwilioErrorBody>; hold?: (to: string) => Promise<void> | undefined },
-) {
-  const credentials = { accountSid: `AC${"0".repeat(32)}`, authToken: "f".repeat(32) };
-  const server = startFakeTwilio({ ...credentials, ...options });
-  const provider = createTwilioProvider({ ...credentials, baseUrl: server.url });
-  const requestsTo = (to: string) => server.requests.filter((r) => new URLSearchParams(r.body).get("To") === to).length;
-  return { server, provider, requestsTo };
-}
 
 dbTest("a message handed to Twilio by a pass that died is failed with the reason, never sent twice", async () => {
   const deps = await testDeps();
@@ -456,12 +387,6 @@ dbTest("a NUL character in a template variable is dropped: the whole merged batc
     assert.equal((await triggerRow(deps, spec.trigger_id)).status, "completed");
   }
 });
-
-/** Gives a team an active webhook endpoint for every event type. */
-async function listenToAll(deps: Deps, teamId: string): Promise<void> {
-  await deps.sql`insert into webhook_endpoints (team_id, url, secret) values (${teamId}, 'https://h.example.com', 'k')`;
-  invalidateEndpointCache(teamId);
-}
 
 dbTest("the webhook events of a pass that stops before it relays them reach the queue once, by the sweep", async () => {
   const deps = await testDeps();

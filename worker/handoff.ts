@@ -36,6 +36,8 @@ export interface HandOverLog {
    * once. True when a sent message was recorded so.
    */
   answered(t: ToSend, outcome: Outcome): Promise<boolean>;
+  /** Of these provider message ids, those some message is recorded with already. */
+  recordedIds(providerMessageIds: string[]): Promise<Set<string>>;
 }
 
 /** What a provider made of one message (`recorded`: the hand-over log recorded it sent already). */
@@ -59,15 +61,17 @@ export type Outcome =
  * Hands messages to their real providers, SEND_CONCURRENCY at a time (step 2 of deliver()). A
  * provider that cannot take a message twice (`resendable` false: Twilio) gets it only once
  * `handOverLog` has claimed it, and never gets a message another pass claimed: once that pass's
- * window is over, the message is failed as possibly sent.
+ * window is over, the message is looked up in the provider's log (see settleAbandoned).
  */
 export async function sendAll(toSend: ToSend[], handOverLog: HandOverLog): Promise<Outcome[]> {
   const outcomes: Outcome[] = new Array(toSend.length);
+  // Provider ids this pass has matched to an abandoned message, so that two alike get two ids.
+  const matched = new Set<string>();
   let next = 0;
   const worker = async () => {
     while (next < toSend.length) {
       const i = next++;
-      outcomes[i] = await handOver(toSend[i], handOverLog);
+      outcomes[i] = await handOver(toSend[i], handOverLog, matched);
     }
   };
   await Promise.all(Array.from({ length: Math.min(SEND_CONCURRENCY, toSend.length) }, worker));
@@ -94,12 +98,12 @@ function heldElsewhere(t: ToSend, waitMs: number): Outcome {
   return { ok: false, id: t.message.id, error, temporary: true, invalidToken: false, retryAfterMs: waitMs, held: true };
 }
 
-async function handOver(t: ToSend, handOverLog: HandOverLog): Promise<Outcome> {
+async function handOver(t: ToSend, handOverLog: HandOverLog, matched: Set<string>): Promise<Outcome> {
   if (t.provider.resendable) return await sendOne(t);
   const id = t.message.id;
   if (t.handedAt !== undefined) {
     const left = t.handedAt + HAND_OVER_WINDOW_MS - handOverLog.now();
-    return left > 0 ? heldElsewhere(t, left) : failure(id, mayHaveSentReason(t), false);
+    return left > 0 ? heldElsewhere(t, left) : await settleAbandoned(t, t.handedAt, { handOverLog, matched });
   }
   try {
     if (!await handOverLog.handing(t)) return heldElsewhere(t, HAND_OVER_WINDOW_MS);
@@ -115,6 +119,41 @@ async function handOver(t: ToSend, handOverLog: HandOverLog): Promise<Outcome> {
     log("warn", "cannot record a provider's answer at once", { message_id: id, error: String(err) });
   }
   return outcome;
+}
+
+/**
+ * A message a pass handed to its provider and then abandoned (it died before recording the
+ * answer): sent, with the provider's id, when the provider's log has it (Twilio's Messages list:
+ * most such messages did reach it); failed as possibly sent otherwise, as it is when the provider
+ * keeps no log. A log that cannot be read is a temporary failure, so the message is looked up again
+ * on the job's next try; on its last, it is failed and refunded like one not found, since an unknown
+ * outcome must not hold a send open forever. Email and push providers are `resendable`: never here.
+ */
+async function settleAbandoned(
+  t: ToSend,
+  handedAt: number,
+  { handOverLog, matched }: { handOverLog: HandOverLog; matched: Set<string> },
+): Promise<Outcome> {
+  const id = t.message.id;
+  if (!t.provider.find) return failure(id, mayHaveSentReason(t), false);
+  let found: string[];
+  let recorded: Set<string>;
+  try {
+    found = await t.provider.find(t.message, { since: handedAt, until: handedAt + HAND_OVER_WINDOW_MS });
+    recorded = found.length > 0 ? await handOverLog.recordedIds(found) : new Set();
+  } catch (err) {
+    log("warn", "cannot look a message up in its provider's log", { message_id: id, error: String(err) });
+    return failure(id, `${mayHaveSentReason(t)}; ${t.provider.name}'s message log could not be read: ${err}`, true);
+  }
+  // The oldest not yet some other message's: of two alike, the one handed over first was created first.
+  const providerMessageId = found.find((sid) => !recorded.has(sid) && !matched.has(sid));
+  if (providerMessageId === undefined) return failure(id, mayHaveSentReason(t), false);
+  matched.add(providerMessageId);
+  log("info", "an abandoned message was found in its provider's log", {
+    message_id: id,
+    provider_message_id: providerMessageId,
+  });
+  return { ok: true, id, providerMessageId };
 }
 
 async function sendOne({ message, provider }: ToSend): Promise<Outcome> {

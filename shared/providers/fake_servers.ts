@@ -121,10 +121,36 @@ export interface TwilioErrorBody {
   message: string;
 }
 
+/** A message the fake Twilio created, as its Messages API shows it (snake_case, RFC 2822 dates). */
+export interface FakeTwilioMessage {
+  sid: string;
+  account_sid: string;
+  to: string;
+  from: string | null;
+  messaging_service_sid: string | null;
+  body: string | null;
+  status: string;
+  num_segments: string;
+  direction: string;
+  api_version: string;
+  date_created: string;
+  date_updated: string;
+  date_sent: string | null;
+  uri: string;
+}
+
+/** A fake Twilio, and the messages it created (accepted), oldest first. */
+export interface FakeTwilio extends FakeServer {
+  messages: FakeTwilioMessage[];
+}
+
 /**
- * Starts a fake Twilio API that accepts `POST /2010-04-01/Accounts/{sid}/Messages.json`. `errors`
- * (by `To`) is read at each request; a message it accepts is answered once `hold(to)` resolves (a
- * test's stand-in for a process that dies before it reads the answer).
+ * Starts a fake Twilio API: `POST /2010-04-01/Accounts/{sid}/Messages.json` creates a message, and
+ * `GET` on the same path lists the messages created, newest first, filtered by `To`, `From`,
+ * `DateSent>` and `DateSent<` and paged by `PageSize`/`Page`, in Twilio's page shape. `errors` (by
+ * `To`) is read at each request, a create's or a list's; a message it accepts is created and
+ * answered once `hold(to)` resolves (a test's stand-in for a process that dies before it reads the
+ * answer: Twilio has the message all the same).
  */
 export function startFakeTwilio(
   options: {
@@ -133,20 +159,23 @@ export function startFakeTwilio(
     errors?: Record<string, TwilioErrorBody>;
     hold?: (to: string) => Promise<void> | undefined;
   },
-): FakeServer {
+): FakeTwilio {
   const twilioError = (e: TwilioErrorBody) =>
     json(e.status, { ...e, more_info: `https://www.twilio.com/docs/errors/${e.code}` });
-  return serveFake(async (request, body) => {
+  const messagesPath = `/2010-04-01/Accounts/${options.accountSid}/Messages.json`;
+  const messages: FakeTwilioMessage[] = [];
+  const fake = serveFake(async (request, body) => {
     const expected = `Basic ${btoa(`${options.accountSid}:${options.authToken}`)}`;
     if (request.headers.get("authorization") !== expected) {
       return twilioError({ status: 401, code: 20003, message: "Authenticate" });
     }
-    const path = new URL(request.url).pathname;
-    if (
-      request.method !== "POST" ||
-      path !== `/2010-04-01/Accounts/${options.accountSid}/Messages.json`
-    ) {
+    const url = new URL(request.url);
+    if (url.pathname !== messagesPath || (request.method !== "POST" && request.method !== "GET")) {
       return twilioError({ status: 404, code: 20404, message: "The requested resource was not found" });
+    }
+    if (request.method === "GET") {
+      const error = options.errors?.[url.searchParams.get("To") ?? ""];
+      return error ? twilioError(error) : json(200, messagePage(messages, messagesPath, url.searchParams));
     }
     if (request.headers.get("content-type") !== "application/x-www-form-urlencoded") {
       return twilioError({ status: 400, code: 20001, message: "Unsupported content type" });
@@ -162,8 +191,9 @@ export function startFakeTwilio(
     if (error) return twilioError(error);
     await options.hold?.(to);
     const now = new Date().toUTCString();
-    return json(201, {
-      sid: `SM${randomHex(16)}`,
+    const sid = `SM${randomHex(16)}`;
+    const created: FakeTwilioMessage = {
+      sid,
       account_sid: options.accountSid,
       to,
       from: form.get("From"),
@@ -175,9 +205,49 @@ export function startFakeTwilio(
       api_version: "2010-04-01",
       date_created: now,
       date_updated: now,
-      uri: `/2010-04-01/Accounts/${options.accountSid}/Messages.json`,
-    });
+      date_sent: null,
+      uri: messagesPath.replace(/\.json$/, `/${sid}.json`),
+    };
+    // The fake hands every message on at once: listed, it shows as sent.
+    messages.push({ ...created, status: "sent", date_sent: now });
+    return json(201, created);
   });
+  return { ...fake, messages };
+}
+
+/**
+ * One page of the Messages list as Twilio answers it: newest first, the records under `messages`,
+ * and the paging fields (`next_page_uri` null on the last page) the SDK follows.
+ */
+function messagePage(all: FakeTwilioMessage[], path: string, query: URLSearchParams) {
+  const after = query.has("DateSent>") ? Date.parse(query.get("DateSent>")!) : -Infinity;
+  const before = query.has("DateSent<") ? Date.parse(query.get("DateSent<")!) : Infinity;
+  const matching = all.filter((m) => {
+    const sent = m.date_sent === null ? NaN : Date.parse(m.date_sent);
+    return (!query.has("To") || m.to === query.get("To")) &&
+      (!query.has("From") || m.from === query.get("From")) &&
+      (!query.has("DateSent>") && !query.has("DateSent<") || sent >= after && sent <= before);
+  }).reverse();
+  const size = Math.min(Number(query.get("PageSize") ?? 50), 1000);
+  const page = Number(query.get("Page") ?? 0);
+  const uriOf = (n: number) => {
+    const q = new URLSearchParams(query);
+    q.set("PageSize", String(size));
+    q.set("Page", String(n));
+    return `${path}?${q}`;
+  };
+  const records = matching.slice(page * size, (page + 1) * size);
+  return {
+    messages: records,
+    end: page * size + Math.max(records.length - 1, 0),
+    first_page_uri: uriOf(0),
+    next_page_uri: (page + 1) * size < matching.length ? uriOf(page + 1) : null,
+    previous_page_uri: page > 0 ? uriOf(page - 1) : null,
+    page,
+    page_size: size,
+    start: page * size,
+    uri: uriOf(page),
+  };
 }
 
 // --- FCM ----------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 /** SMS and WhatsApp through Twilio, with the official `twilio` SDK. */
 import twilio from "twilio";
-import { type OutboundMessage, type Provider, ProviderError, type SendResult } from "./types.ts";
+import { type LogWindow, type OutboundMessage, type Provider, ProviderError, type SendResult } from "./types.ts";
 
 /** Options of {@linkcode createTwilioProvider}. */
 export interface TwilioProviderOptions {
@@ -50,21 +50,10 @@ export function createTwilioProvider(options: TwilioProviderOptions): Provider {
     name: "twilio",
     resendable: false,
     async send(message: OutboundMessage): Promise<SendResult> {
-      if (message.channel !== "sms" && message.channel !== "whatsapp") {
-        throw new ProviderError(`Cannot send ${message.channel} with Twilio`);
-      }
-      if (!message.from) {
-        throw new ProviderError(`Cannot send ${message.channel}: no sender`);
-      }
-      const address = (value: string) =>
-        message.channel === "whatsapp" && !value.startsWith("whatsapp:") ? `whatsapp:${value}` : value;
-      // A Messaging Service SID (MG…) chooses the sender itself.
-      const sender = message.from.startsWith("MG")
-        ? { messagingServiceSid: message.from }
-        : { from: address(message.from) };
+      const { to, sender } = addressesOf(message);
       try {
         const created = await client.messages.create({
-          to: address(message.to),
+          to,
           body: message.text ?? "",
           ...sender,
           ...(options.statusCallback ? { statusCallback: options.statusCallback(message.teamId) } : {}),
@@ -74,7 +63,56 @@ export function createTwilioProvider(options: TwilioProviderOptions): Provider {
         throw toProviderError(message.channel, error);
       }
     },
+    async find(message: OutboundMessage, window: LogWindow): Promise<string[]> {
+      const { to, sender } = addressesOf(message);
+      const since = window.since - CLOCK_SLACK_MS;
+      const until = window.until + CLOCK_SLACK_MS;
+      // DateSent is filtered by the day (the finer match on date_created is made here). A message
+      // Twilio has not sent yet has no date_sent and is missed: it is then failed as possibly sent.
+      const listed = await client.messages.list({
+        to,
+        ...("from" in sender ? { from: sender.from } : {}),
+        dateSentAfter: new Date(Math.floor(since / DAY_MS) * DAY_MS),
+        pageSize: LOOKUP_LIMIT,
+        limit: LOOKUP_LIMIT,
+      });
+      return listed
+        .filter((m) =>
+          m.body === (message.text ?? "") &&
+          ("from" in sender || m.messagingServiceSid === sender.messagingServiceSid) &&
+          m.dateCreated.getTime() >= since && m.dateCreated.getTime() <= until
+        )
+        // Twilio lists newest first; reversed, two created in the same second stay in creation order.
+        .reverse()
+        .sort((a, b) => a.dateCreated.getTime() - b.dateCreated.getTime())
+        .map((m) => m.sid);
+    },
   };
+}
+
+/** Twilio's date_created is to the second and its clock is not ours: a window this much wider. */
+const CLOCK_SLACK_MS = 60_000;
+const DAY_MS = 86_400_000;
+/** Messages to one recipient from one sender read back at most (a day's worth for any real sender). */
+const LOOKUP_LIMIT = 200;
+
+/**
+ * The recipient and sender Twilio knows a message by (`whatsapp:`-prefixed on WhatsApp; a Messaging
+ * Service SID, MG…, chooses the sender itself).
+ */
+function addressesOf(message: OutboundMessage) {
+  if (message.channel !== "sms" && message.channel !== "whatsapp") {
+    throw new ProviderError(`Cannot send ${message.channel} with Twilio`);
+  }
+  if (!message.from) {
+    throw new ProviderError(`Cannot send ${message.channel}: no sender`);
+  }
+  const address = (value: string) =>
+    message.channel === "whatsapp" && !value.startsWith("whatsapp:") ? `whatsapp:${value}` : value;
+  const sender: { from: string } | { messagingServiceSid: string } = message.from.startsWith("MG")
+    ? { messagingServiceSid: message.from }
+    : { from: address(message.from) };
+  return { to: address(message.to), sender };
 }
 
 /** Network failures that happen before a request reaches Twilio: trying again cannot send twice. */

@@ -184,3 +184,69 @@ Deno.test("twilio provider reports an unreachable server as temporary", async ()
   assert.ok(error instanceof ProviderError);
   assert.equal(error.temporary, true);
 });
+
+/** A log window around now, as a message handed over just now would look itself up. */
+function aroundNow() {
+  return { since: Date.now() - 1_000, until: Date.now() + 60_000 };
+}
+
+Deno.test("twilio provider finds a message in Twilio's log by recipient, sender and body", async () => {
+  const credentials = randomCredentials();
+  await using server = startFakeTwilio(credentials);
+  const provider = createTwilioProvider({ ...credentials, baseUrl: server.url });
+  const message = randomSms();
+  const { providerMessageId } = await provider.send(message);
+  await provider.send({ ...message, id: ulid(), text: `${message.text}!` });
+  await provider.send({ ...message, id: ulid(), from: "+15005550001" });
+  await provider.send(randomSms({ text: message.text }));
+
+  assert.deepEqual(await provider.find!(message, aroundNow()), [providerMessageId]);
+
+  const list = new URL(server.requests.at(-1)!.path, server.url);
+  assert.equal(list.pathname, `/2010-04-01/Accounts/${credentials.accountSid}/Messages.json`);
+  assert.equal(list.searchParams.get("To"), message.to);
+  assert.equal(list.searchParams.get("From"), message.from);
+  assert.match(list.searchParams.get("DateSent>")!, /^\d{4}-\d\d-\d\dT00:00:00Z$/);
+});
+
+Deno.test("twilio provider finds a message only within its window, oldest first", async () => {
+  const credentials = randomCredentials();
+  await using server = startFakeTwilio(credentials);
+  const provider = createTwilioProvider({ ...credentials, baseUrl: server.url });
+  const message = randomSms();
+  const first = await provider.send(message);
+  const second = await provider.send({ ...message, id: ulid() });
+
+  const found = await provider.find!(message, aroundNow());
+  const yesterday = { since: Date.now() - 86_400_000, until: Date.now() - 86_400_000 + 60_000 };
+
+  assert.deepEqual(found, [first.providerMessageId, second.providerMessageId]);
+  assert.deepEqual(await provider.find!(message, yesterday), []);
+});
+
+Deno.test("twilio provider finds whatsapp messages and messaging-service messages", async () => {
+  const credentials = randomCredentials();
+  await using server = startFakeTwilio(credentials);
+  const provider = createTwilioProvider({ ...credentials, baseUrl: server.url });
+  const whatsapp = randomSms({ channel: "whatsapp", from: "+14155238886" });
+  const viaService = randomSms({ from: `MG${randomHex(16)}` });
+  const sids = [(await provider.send(whatsapp)).providerMessageId, (await provider.send(viaService)).providerMessageId];
+  // The same body and recipient through another messaging service is another sender's message.
+  await provider.send({ ...viaService, id: ulid(), from: `MG${randomHex(16)}` });
+
+  assert.deepEqual(await provider.find!(whatsapp, aroundNow()), [sids[0]]);
+  assert.deepEqual(await provider.find!(viaService, aroundNow()), [sids[1]]);
+  assert.equal(new URL(server.requests.at(-2)!.path, server.url).searchParams.get("To"), `whatsapp:${whatsapp.to}`);
+});
+
+Deno.test("twilio provider's find throws when Twilio's log cannot be read", async () => {
+  const credentials = randomCredentials();
+  const errors: Record<string, { status: number; code: number; message: string }> = {};
+  await using server = startFakeTwilio({ ...credentials, errors });
+  const provider = createTwilioProvider({ ...credentials, baseUrl: server.url });
+  const message = randomSms();
+  await provider.send(message);
+  errors[message.to] = { status: 500, code: 20500, message: "An internal server error has occurred" };
+
+  await assert.rejects(provider.find!(message, aroundNow()), /internal server error/);
+});

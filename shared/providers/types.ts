@@ -85,4 +85,16 @@ export interface Provider {
    */
   readonly resendable: boolean;
   send(message: OutboundMessage): Promise<SendResult>;
+  /**
+   * A provider that is not `resendable` and keeps a log of the messages it took: the ids of those
+   * in its log that match `message` (recipient, sender, body) and were created within `window`,
+   * oldest first. Throws when the log cannot be read.
+   */
+  find?(message: OutboundMessage, window: LogWindow): Promise<string[]>;
+}
+
+/** When a message may have reached a provider (ms since the epoch). */
+export interface LogWindow {
+  since: number;
+  until: number;
 }

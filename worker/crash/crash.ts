@@ -5,8 +5,9 @@
  * the same data each time. Emails go to the outbox; the SMS go through the real Twilio provider to a
  * fake Twilio API in this process, which answers after TWILIO_LATENCY_MS (so that kills land while
  * SMS are in Twilio's hands). Then every eligible recipient must have received exactly one email per
- * send and step and at most one SMS (an SMS a kill left in Twilio's hands fails with that reason
- * and is refunded), every trigger must be completed with exact counters, and the wallet must equal
+ * send and step and at most one SMS (an SMS a kill left in Twilio's hands is looked up in Twilio's
+ * log: recorded sent with its sid when Twilio has it, else failed with that reason and refunded; none
+ * that Twilio accepted may end failed), every trigger must be completed with exact counters, and the wallet must equal
  * its ledger and the SMS sent — also after one more start that runs every queue message the kills
  * left behind (late redeliveries). A webhook endpoint in this process must have received every
  * trigger.completed, workflow.completed and message.failed of the run, each object under one event
@@ -14,7 +15,8 @@
  *
  * Settings (env): CRASH_SEED (7), CRASH_KILLS (4), CRASH_CONTACTS (20000), CRASH_WORKFLOW (2000),
  * CRASH_TIMEOUT_S (300, the wait for completion after the last restart), CRASH_MAX_RECOVERY_S (45,
- * restart to delivering again), CRASH_KEEP=1 keeps the data folder; DATABASE_URL runs on that server
+ * restart to delivering again), CRASH_TWILIO_LATENCY_MS (25: longer leaves more SMS in Twilio's hands
+ * at a kill), CRASH_KEEP=1 keeps the data folder; DATABASE_URL runs on that server
  * in a fresh database (dropped at the end), else PGlite.
  */
 import postgres from "postgres";
@@ -50,7 +52,7 @@ const TOP_UP_USD = 100;
 /** How long the last start runs the queue messages left over from the kills. */
 const LATE_REDELIVERY_MS = 8_000;
 /** How long the fake Twilio takes to answer an accepted SMS (a real API round trip). */
-const TWILIO_LATENCY_MS = 25;
+const TWILIO_LATENCY_MS = Number(env.CRASH_TWILIO_LATENCY_MS ?? 25);
 const PROVIDER_VARS = [
   "RESEND_API_KEY",
   "TWILIO_ACCOUNT_SID",
@@ -136,12 +138,15 @@ async function main(): Promise<number> {
   });
   const twilio: Twilio = {
     receipts() {
-      const received: TwilioReceipts = new Map();
-      for (const r of fakeTwilio.requests) {
+      const received = new Map<string, number>();
+      // The creates only: the service also reads Twilio's log (GET) for messages a kill abandoned.
+      for (const r of fakeTwilio.requests.filter((r) => r.method === "POST")) {
         const to = new URLSearchParams(r.body).get("To") ?? "";
         received.set(to, (received.get(to) ?? 0) + 1);
       }
-      return received;
+      const accepted = new Map(fakeTwilio.messages.map((m) => [m.to, m.sid]));
+      const lookups = fakeTwilio.requests.filter((r) => r.method === "GET").length;
+      return { received, accepted, lookups };
     },
     lastAt: () => lastSmsAt,
   };

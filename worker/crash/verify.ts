@@ -1,6 +1,7 @@
 /**
  * The crash test's end checks: exactly one message per send, step and recipient (the SMS through the
- * fake Twilio at most one, and failed with the reason when a kill left it possibly sent); exact
+ * fake Twilio at most one, and failed with the reason only when a kill left it possibly sent and
+ * Twilio does not have it); exact
  * counters; an exact wallet.
  */
 import type { Db } from "../../shared/db.ts";
@@ -13,8 +14,13 @@ export const SMS_MICROS = 7_500;
 const MAY_HAVE_SENT = "Cannot send sms: the service stopped while twilio was sending it, so it may have been sent; " +
   "it is not tried again (a second try could send it twice)";
 
-/** How many requests the fake Twilio received for each phone number. */
-export type TwilioReceipts = Map<string, number>;
+/** What the fake Twilio saw, by phone number: how many create requests, and the sid of each message it created. */
+export interface TwilioReceipts {
+  received: Map<string, number>;
+  accepted: Map<string, string>;
+  /** Reads of its Messages list (a killed pass's SMS looked up). */
+  lookups: number;
+}
 
 interface TriggerAnswer {
   status: string;
@@ -45,7 +51,7 @@ function expectations(s: Scenario) {
         failed: 0,
         filtered: 2 * (wf - activeWf),
       },
-      // An SMS a kill left in Twilio's hands fails (with the reason) instead of being sent: sent + failed.
+      // An SMS a kill left in Twilio's hands, and that Twilio does not have, fails with the reason: sent + failed.
       [s.triggers.sms]: {
         name: "sms tag send",
         total: wf,
@@ -205,13 +211,15 @@ async function checkOutbox(db: Db, s: Scenario): Promise<string[]> {
 
 /**
  * The SMS send against what the fake Twilio received: no number twice, none outside the send; every
- * SMS recorded sent reached Twilio, and every one recorded failed failed because a kill left it in
- * Twilio's hands (it may or may not have reached it). Answers the count sent, for the wallet.
+ * SMS recorded sent was created by Twilio, with the sid Twilio gave it; every one recorded failed
+ * failed because a kill left it in Twilio's hands and Twilio does not have it (an SMS a killed pass
+ * handed over is looked up in Twilio's log). Answers the count sent, for the wallet.
  */
-async function checkTwilio(db: Db, s: Scenario, received: TwilioReceipts) {
+async function checkTwilio(db: Db, s: Scenario, { received, accepted, lookups }: TwilioReceipts) {
   const problems: string[] = [];
-  const rows = await db<{ to_address: string; status: string; error: string | null }[]>`
-    select to_address, status, error from messages where trigger_id = ${s.triggers.sms} and status <> 'filtered'`;
+  const rows = await db<{ to_address: string; status: string; error: string | null; sid: string | null }[]>`
+    select to_address, status, error, provider_message_id as sid from messages
+    where trigger_id = ${s.triggers.sms} and status <> 'filtered'`;
   const eligible = new Set<string>();
   for (let i = 0; i < s.size.workflow; i++) {
     const c = contactOf(i, s.size);
@@ -222,19 +230,27 @@ async function checkTwilio(db: Db, s: Scenario, received: TwilioReceipts) {
   const sent = rows.filter((r) => r.status === "sent");
   const failed = rows.filter((r) => r.status === "failed");
   const unsent = sent.filter((r) => received.get(r.to_address) !== 1).map((r) => r.to_address);
+  const wrongSid = sent.filter((r) => accepted.has(r.to_address) && accepted.get(r.to_address) !== r.sid)
+    .map((r) => `${r.to_address}: ${r.sid}, Twilio's ${accepted.get(r.to_address)}`);
+  const acceptedButFailed = failed.filter((r) => accepted.has(r.to_address)).map((r) => r.to_address);
   const wrongReason = failed.filter((r) => r.error !== MAY_HAVE_SENT).map((r) => `${r.to_address}: ${r.error}`);
   const sample = (list: string[]) => list.slice(0, 5).join(", ") + (list.length > 5 ? ", …" : "");
   if (twice.length > 0) problems.push(`${twice.length} numbers got more than one SMS: ${sample(twice)}`);
   if (stranger.length > 0) problems.push(`${stranger.length} SMS to numbers outside the send: ${sample(stranger)}`);
   if (unsent.length > 0) problems.push(`${unsent.length} SMS recorded sent never reached Twilio: ${sample(unsent)}`);
   if (wrongReason.length > 0) problems.push(`${wrongReason.length} SMS failed: ${sample(wrongReason)}`);
+  if (wrongSid.length > 0) problems.push(`${wrongSid.length} SMS recorded with another sid: ${sample(wrongSid)}`);
+  if (acceptedButFailed.length > 0) {
+    problems.push(`${acceptedButFailed.length} SMS Twilio accepted were recorded failed: ${sample(acceptedButFailed)}`);
+  }
   if (sent.length + failed.length !== eligible.size) {
     problems.push(`${sent.length} SMS sent and ${failed.length} failed, expected ${eligible.size} in all`);
   }
   const reached = failed.filter((r) => received.has(r.to_address)).length;
   console.log(
     `SMS through the fake Twilio: ${sent.length} sent, ${failed.length} failed as possibly sent by a killed pass ` +
-      `(${reached} of them had reached Twilio), ${twice.length} numbers with two`,
+      `(${reached} of them had reached Twilio, ${acceptedButFailed.length} had been accepted by it), ` +
+      `${twice.length} numbers with two; Twilio's log read ${lookups} times`,
   );
   return { problems, sent: sent.length };
 }

@@ -1,0 +1,167 @@
+import assert from "node:assert/strict";
+import type { Deps } from "../shared/deps.ts";
+import { toMicros } from "../shared/money.ts";
+import type { TwilioErrorBody } from "../shared/providers/fake_servers.ts";
+import type { Provider } from "../shared/providers/types.ts";
+import { dbTest, testDeps } from "../shared/testing.ts";
+import { balanceMicros } from "../shared/wallet.ts";
+import { createWorkerContext } from "./context.ts";
+import { HAND_OVER_WINDOW_MS } from "./handoff.ts";
+import type { DeliverBatchJob } from "./jobs.ts";
+import { runJob } from "./queue.ts";
+import { MAX_DELIVERY_ATTEMPTS } from "./retry.ts";
+import { counts, listenToAll, smsFanOut, triggerRow, twilioOnLoopback, withProvider } from "./sms_testing.ts";
+import { stoppingBeforeWebhooks } from "./testing.ts";
+
+const MAY_HAVE_SENT = "Cannot send sms: the service stopped while twilio was sending it, so it may have been sent; " +
+  "it is not tried again (a second try could send it twice)";
+const SMS_MICROS = 7_500;
+
+/**
+ * A send of `contacts` SMS (to +14155552000, +14155552001…) whose first pass dies with every message
+ * handed to Twilio: Twilio takes those `reached` says it does, the others never reach it, and the
+ * pass never records an answer. `job` runs it again with the hand-over window over, events kept staged.
+ */
+async function abandonedByADeadPass(contacts: number, reached: (to: string) => boolean) {
+  const deps = await testDeps();
+  const errors: Record<string, TwilioErrorBody> = {};
+  const twilio = twilioOnLoopback({ errors });
+  const { team, spec, job } = await smsFanOut(deps, contacts);
+  await listenToAll(deps, team.id);
+  // Messages the dying pass is done with: Twilio created each one it takes before the pass stops.
+  let handed = 0;
+  const dying: Provider = {
+    ...twilio.provider,
+    async send(message) {
+      if (reached(message.to)) await twilio.provider.send(message);
+      handed++;
+      return await new Promise(() => {});
+    },
+  };
+  void runJob(createWorkerContext(withProvider(deps, dying)), job);
+  for (let i = 0; i < 1_000 && handed < contacts; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal(handed, contacts, "the dying pass handed every message over");
+  const later: Deps = { ...deps, now: () => Date.now() + HAND_OVER_WINDOW_MS };
+  const run = (attempt: number) =>
+    runJob(
+      createWorkerContext(stoppingBeforeWebhooks(withProvider(later, twilio.provider))),
+      {
+        ...job,
+        id: crypto.randomUUID(),
+        attempt,
+      } satisfies DeliverBatchJob,
+    );
+  const rowOf = async (to: string) => {
+    const [row] = await deps.sql`select status, error, cost_micros, handed_at, provider_message_id from messages
+      where trigger_id = ${spec.trigger_id} and to_address = ${to}`;
+    return { ...row };
+  };
+  const eventsOf = async (to: string) => {
+    const rows = await deps.sql<{ type: string; sid: string | null }[]>`
+      select e.type, e.data->>'provider_message_id' as sid from webhook_event_outbox e
+      join messages m on m.id = e.data->>'message_id'
+      where m.trigger_id = ${spec.trigger_id} and m.to_address = ${to}`;
+    return rows.map((r) => ({ ...r }));
+  };
+  const refunds = async () => {
+    const [{ n }] = await deps.sql`select count(*)::int as n from wallet_ledger
+      where team_id = ${team.id} and kind = 'refund'`;
+    return n;
+  };
+  return { deps, twilio, errors, team, spec, run, rowOf, eventsOf, refunds };
+}
+
+dbTest(
+  "a message a dead pass handed to Twilio is recorded sent with Twilio's sid when Twilio's log has it",
+  async () => {
+    const t = await abandonedByADeadPass(2, (to) => to === "+14155552000");
+    await using _ = t.twilio.server;
+    assert.equal(t.twilio.server.messages.length, 1);
+    const [taken] = t.twilio.server.messages;
+
+    await t.run(1);
+
+    assert.deepEqual([2000, 2001].map((n) => t.twilio.requestsTo(`+1415555${n}`)), [1, 0], "nothing sent again");
+    assert.deepEqual(await t.rowOf("+14155552000"), {
+      status: "sent",
+      error: null,
+      cost_micros: SMS_MICROS,
+      handed_at: null,
+      provider_message_id: taken.sid,
+    });
+    assert.deepEqual(await t.eventsOf("+14155552000"), [{ type: "message.sent", sid: taken.sid }]);
+    // The one Twilio does not have is failed and refunded, as before the look-up.
+    assert.deepEqual(await t.rowOf("+14155552001"), {
+      status: "failed",
+      error: MAY_HAVE_SENT,
+      cost_micros: 0,
+      handed_at: null,
+      provider_message_id: null,
+    });
+    assert.deepEqual(await t.eventsOf("+14155552001"), [{ type: "message.failed", sid: null }]);
+    assert.deepEqual(await triggerRow(t.deps, t.spec.trigger_id), counts("completed", 2, 1, 1, 0));
+    assert.equal(
+      await balanceMicros(t.deps.sql, t.team.id),
+      toMicros(10) - SMS_MICROS,
+      "charged once, for the one sent",
+    );
+    assert.equal(await t.refunds(), 1);
+    // A redelivery of the job finds both settled: nothing charged, refunded or reported again.
+    await t.run(2);
+    assert.equal(await balanceMicros(t.deps.sql, t.team.id), toMicros(10) - SMS_MICROS);
+    assert.equal((await t.eventsOf("+14155552000")).length, 1);
+  },
+);
+
+dbTest("two alike messages a dead pass handed to Twilio get one sid each", async () => {
+  const t = await abandonedByADeadPass(2, () => true);
+  await using _ = t.twilio.server;
+  // The same body to the same number twice: the second contact's number and name made the first's.
+  await t.deps.sql`update messages set to_address = '+14155552000' where trigger_id = ${t.spec.trigger_id}`;
+  await t.deps.sql`update contacts set first_name = 'P0', custom_fields = '{"phone": "+14155552000"}'
+    where team_id = ${t.team.id}`;
+  for (const m of t.twilio.server.messages) Object.assign(m, { to: "+14155552000", body: "Hi P0" });
+
+  await t.run(1);
+
+  const rows = await t.deps.sql`select status, provider_message_id from messages
+    where trigger_id = ${t.spec.trigger_id} order by provider_message_id`;
+  const sids = t.twilio.server.messages.map((m) => m.sid).sort();
+  assert.deepEqual(rows.map((r) => ({ ...r })), sids.map((sid) => ({ status: "sent", provider_message_id: sid })));
+});
+
+dbTest(
+  "a message whose Twilio log cannot be read is looked up again, and failed and refunded on the last try",
+  async () => {
+    const t = await abandonedByADeadPass(2, () => true);
+    await using _ = t.twilio.server;
+    const down: TwilioErrorBody = { status: 500, code: 20500, message: "An internal server error has occurred" };
+    t.errors["+14155552000"] = t.errors["+14155552001"] = down;
+
+    await t.run(1);
+
+    for (const to of ["+14155552000", "+14155552001"]) {
+      const row = await t.rowOf(to);
+      assert.equal(row.status, "pending", "left for the next try");
+      assert.ok(row.handed_at !== null, "still known to be in Twilio's hands");
+    }
+    assert.deepEqual(await t.eventsOf("+14155552000"), []);
+    delete t.errors["+14155552000"];
+    await t.run(MAX_DELIVERY_ATTEMPTS - 1);
+
+    assert.deepEqual([2000, 2001].map((n) => t.twilio.requestsTo(`+1415555${n}`)), [1, 1], "nothing sent again");
+    const sent = await t.rowOf("+14155552000");
+    assert.equal(sent.status, "sent");
+    assert.equal(sent.provider_message_id, t.twilio.server.messages.find((m) => m.to === "+14155552000")!.sid);
+    const failed = await t.rowOf("+14155552001");
+    assert.equal(failed.status, "failed");
+    assert.equal(failed.cost_micros, 0);
+    assert.match(
+      failed.error,
+      /may have been sent; .*twilio's message log could not be read: .*\(gave up after retries\)$/,
+    );
+    assert.deepEqual(await triggerRow(t.deps, t.spec.trigger_id), counts("completed", 2, 1, 1, 0));
+    assert.equal(await balanceMicros(t.deps.sql, t.team.id), toMicros(10) - SMS_MICROS);
+    assert.equal(await t.refunds(), 1);
+  },
+);
