@@ -1,18 +1,10 @@
 import assert from "node:assert/strict";
-import puppeteer, { type Page } from "puppeteer-core";
+import type { Page } from "puppeteer-core";
 import { keyPrefix } from "../../shared/api_keys.ts";
+import { browserTest, serveOnLoopback } from "../../shared/browser_testing.ts";
 import { dashboardFixture, PASSWORD } from "./testing.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
 const ARTIFACTS = new URL("../../.artifacts/dashboard/", import.meta.url);
-
-function hasChromium(): boolean {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
-}
 
 /** Writes a full-page screenshot as a test artifact (`.artifacts/dashboard/<name>.png`, git-ignored). */
 async function snap(page: Page, name: string): Promise<void> {
@@ -30,20 +22,12 @@ async function fitsWidth(page: Page): Promise<boolean> {
   return await page.evaluate("document.documentElement.scrollWidth <= innerWidth") as boolean;
 }
 
-Deno.test({
-  name: "in Chromium: sign in, create and revoke a key, sign out, with a screenshot of every page at 1280 and 375 px",
-  ignore: !hasChromium(),
-  sanitizeOps: false,
-  sanitizeResources: false,
-  fn: async () => {
+browserTest(
+  "in Chromium: sign in, create and revoke a key, sign out, with a screenshot of every page at 1280 and 375 px",
+  async (browser) => {
     await Deno.mkdir(ARTIFACTS, { recursive: true });
     const { app, owner, member } = await dashboardFixture();
-    const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, app.fetch);
-    const base = `http://127.0.0.1:${server.addr.port}`;
-    const browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-    });
+    const { origin: base, shutdown } = serveOnLoopback(app.fetch);
     try {
       const page = await browser.newPage();
       await page.setViewport({ width: 1280, height: 800 });
@@ -120,8 +104,7 @@ Deno.test({
       assert.equal(forbidden?.status(), 403);
       await snap(page, "team-forbidden");
     } finally {
-      await browser.close();
-      await server.shutdown();
+      await shutdown();
     }
   },
-});
+);

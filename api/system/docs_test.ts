@@ -1,13 +1,7 @@
 import assert from "node:assert/strict";
-import puppeteer from "puppeteer-core";
 import { createService } from "../../main.ts";
+import { browserTest, serveOnLoopback } from "../../shared/browser_testing.ts";
 import { dbTest, testDeps } from "../../shared/testing.ts";
-
-const CHROMIUM = "/usr/bin/chromium";
-const hasChromium = await Deno.stat(CHROMIUM).then(() => true, () => false);
-// In CI a missing browser is a failure (the test would prove nothing), elsewhere a skip that says why.
-const skip = !hasChromium && Deno.env.get("CI") !== "true";
-if (skip) console.warn(`docs_test: skipping the browser test: no ${CHROMIUM} (apt-get install -y chromium)`);
 
 dbTest("GET /docs/scalar.js serves the pinned reference bundle with long cache headers", async () => {
   const app = createService(await testDeps());
@@ -24,22 +18,15 @@ dbTest("GET /docs/scalar.js serves the pinned reference bundle with long cache h
   assert.equal(again.status, 304);
 });
 
-Deno.test({
-  name: "GET /docs renders the operations in Chromium with every request to the service itself",
-  ignore: skip,
-  sanitizeOps: false,
-  sanitizeResources: false,
-  async fn() {
-    assert.ok(hasChromium, `CI needs ${CHROMIUM} (.ci/run installs it)`);
+/** What the test reads of the OpenAPI document: each operation's summary. */
+type Document = { paths: Record<string, Record<string, { summary: string }>> };
+
+browserTest(
+  "GET /docs renders the operations in Chromium with every request to the service itself",
+  async (browser) => {
     const app = createService(await testDeps());
-    const doc = await (await app.request("/api/v1/openapi.json")).json();
-    const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, app.fetch);
-    const origin = `http://127.0.0.1:${server.addr.port}`;
-    const browser = await puppeteer.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
-    });
+    const doc: Document = await (await app.request("/api/v1/openapi.json")).json();
+    const { origin, shutdown } = serveOnLoopback(app.fetch);
     try {
       const page = await browser.newPage();
       // Wide enough for the sidebar, which lists every operation (a narrow page folds it away).
@@ -47,7 +34,7 @@ Deno.test({
       const requested: string[] = [];
       page.on("request", (req) => requested.push(req.url()));
       await page.goto(`${origin}/docs`, { waitUntil: "networkidle0", timeout: 60_000 });
-      const summaries = Object.values(doc.paths as Record<string, Record<string, { summary: string }>>)
+      const summaries = Object.values(doc.paths)
         .flatMap((item) => Object.values(item).map((op) => op.summary));
       // The page's own code runs in the browser: given as source text (this file is type-checked without the DOM).
       await page.waitForFunction(
@@ -61,8 +48,7 @@ Deno.test({
       assert.deepEqual(foreign, [], "the page asks nothing of any other host");
       assert.ok(requested.includes(`${origin}/api/v1/openapi.json`), "the page reads the document");
     } finally {
-      await browser.close();
-      await server.shutdown();
+      await shutdown();
     }
   },
-});
+);
