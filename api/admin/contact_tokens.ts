@@ -28,6 +28,8 @@ export function adminContactTokenRoutes(deps: Deps) {
       path,
       ...ADMIN,
       summary: "Require contact tokens with a new secret (replacing any former one at once)",
+      description:
+        "From now on every publishable-key request about a contact must carry X-Contact-Token, the HMAC-SHA256 of the contact's external id under this secret (docs/contact-tokens.md). The secret is shown once; calling again rotates it, and tokens made with the former secret stop working at once.",
       request,
       responses: { 201: jsonResponse(Enabled, "On, with the new secret"), 401: Unauthorized, 404: NotFound },
     }),
@@ -45,6 +47,8 @@ export function adminContactTokenRoutes(deps: Deps) {
       path,
       ...ADMIN,
       summary: "Whether the team requires contact tokens",
+      description:
+        "Answers `enabled`: whether publishable-key requests of the team must carry X-Contact-Token. The secret itself is never shown again.",
       request,
       responses: { 200: jsonResponse(State, "On or off"), 401: Unauthorized, 404: NotFound },
     }),
@@ -60,6 +64,8 @@ export function adminContactTokenRoutes(deps: Deps) {
       path,
       ...ADMIN,
       summary: "Stop requiring contact tokens (the secret is forgotten)",
+      description:
+        "Publishable-key requests no longer need X-Contact-Token, and the secret is deleted: turning tokens on again makes a new one.",
       request,
       responses: { 200: jsonResponse(State, "Off"), 401: Unauthorized, 404: NotFound },
     }),

@@ -63,6 +63,8 @@ export function adminSettingsRoutes(deps: Deps) {
       path: "/teams/{team_id}/settings",
       ...ADMIN,
       summary: "A team's settings, defaults filled in",
+      description:
+        "The team's OTP settings: `allowed_countries` (null: every country) and the fraud guard's thresholds, with the defaults filled in where the team set nothing (docs/otp.md, 'Fraud guard').",
       request: { params: TeamParam },
       responses: { 200: jsonResponse(TeamSettingsSchema, "The settings"), 401: Unauthorized, 404: NotFound },
     }),

@@ -66,6 +66,8 @@ export function adminTeamRoutes(deps: Deps) {
       path: "/teams",
       ...ADMIN,
       summary: "List teams with their keys' prefixes and kinds (to find a team whose keys were lost)",
+      description:
+        "Every team, newest first, with each key's prefix, kind, creation and revocation. Keys are kept only as hashes, so a lost key cannot be shown again: issue a new one with POST /admin/v1/teams/{team_id}/keys and revoke the lost one by its prefix.",
       request: { query: TeamListQuery },
       responses: { 200: jsonResponse(TeamList, "A page of teams, oldest first"), 400: BadRequest, 401: Unauthorized },
     }),

@@ -35,6 +35,8 @@ export function adminUserRoutes(deps: Deps) {
       path: "/teams/{team_id}/users",
       ...ADMIN,
       summary: "Create a dashboard user of a team (its first owner, typically)",
+      description:
+        "Creates a user who signs in at /dashboard with this email and password (at least 12 characters; stored only as an argon2id hash). `owner` may manage keys and users; `member` may not. An email already in use is 409.",
       request: { params: TeamParam, body: jsonBody(CreateUserBody) },
       responses: {
         201: jsonResponse(UserSchema, "The user (never its password)"),

@@ -5,6 +5,7 @@
 import type { OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "./env.ts";
 import { API_GUIDE } from "./api_guide.ts";
+import { publishableMayCall } from "./auth.ts";
 
 /** A tag of the document: its name, the sidebar group it belongs to, and what its operations are for. */
 interface TagDefinition {
@@ -168,25 +169,41 @@ export function serveDocument(app: OpenAPIHono<AppEnv>, path: string): void {
     name: "X-API-Key",
     description: "A secret key (`sk_live_…`, `sk_test_…`) or a publishable key (`pk_live_…`, `pk_test_…`).",
   });
-  app.get(path, (c) => c.json(withTeamHeader(app.getOpenAPI31Document(config))));
+  app.get(path, (c) => c.json(withKeyHeaders(app.getOpenAPI31Document(config))));
 }
 
 type Document = ReturnType<OpenAPIHono["getOpenAPI31Document"]>;
 type Parameter = { name?: string; in?: string };
 
 /**
- * Declares the optional `X-Team-ID` on every operation that takes an API key and does not declare
- * it already: the key check reads it on every `/api/v1` request (shared/http/auth.ts, keyScope).
+ * Declares the optional `X-Team-ID` on every operation that takes an API key and does not declare it
+ * already (the key check reads it on every `/api/v1` request: shared/http/auth.ts, keyScope), and
+ * `X-Contact-Token` on those a publishable key may call (checked when the team requires contact tokens).
  */
-function withTeamHeader(doc: Document): Document {
+function withKeyHeaders(doc: Document): Document {
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     if (!path.startsWith("/api/v1/") || path.startsWith("/api/v1/inbound/")) continue;
-    for (const op of Object.values(item as Record<string, { parameters?: Parameter[] }>)) {
+    for (const [method, op] of Object.entries(item as Record<string, { parameters?: Parameter[] }>)) {
       if (typeof op !== "object" || op === null || !("responses" in op)) continue;
       const parameters = op.parameters ?? [];
-      if (parameters.some((p) => p.in === "header" && p.name?.toLowerCase() === "x-team-id")) continue;
-      op.parameters = [...parameters, teamIdHeader()];
+      const declares = (name: string) => parameters.some((p) => p.in === "header" && p.name?.toLowerCase() === name);
+      if (!declares("x-team-id")) parameters.push(teamIdHeader());
+      if (publishableMayCall(method.toUpperCase(), path) && !declares("x-contact-token")) {
+        parameters.push(CONTACT_TOKEN_HEADER);
+      }
+      op.parameters = parameters;
     }
   }
   return doc;
 }
+
+/** `X-Contact-Token`: what a publishable key's request about a contact carries when its team requires it. */
+const CONTACT_TOKEN_HEADER = {
+  name: "X-Contact-Token",
+  in: "header" as const,
+  required: false,
+  description: "With a publishable key, when the team has turned contact tokens on: the lowercase hex " +
+    "HMAC-SHA256 of the contact's external id under the team's contact-token secret (docs/contact-tokens.md). " +
+    "Missing or wrong is 401.",
+  schema: { type: "string" as const, pattern: "^[0-9a-f]{64}$" },
+};

@@ -78,6 +78,35 @@ dbTest("the OpenAPI document declares Idempotency-Key on sends and X-Team-ID on 
   }
 });
 
+dbTest(
+  "the OpenAPI document declares X-Contact-Token on exactly the operations a publishable key may call",
+  async () => {
+    const doc = await document();
+    const declaring = operations(doc).filter(([, op]) => header(op, "X-Contact-Token")).map(([op]) => op).sort();
+    assert.deepEqual(declaring, [
+      "DELETE /api/v1/contacts/external/{external_id}/preferences",
+      "DELETE /api/v1/contacts/external/{external_id}/preferences/{channel}",
+      "DELETE /api/v1/contacts/{id}/preferences",
+      "DELETE /api/v1/contacts/{id}/preferences/{channel}",
+      "GET /api/v1/contacts/external/{external_id}",
+      "GET /api/v1/contacts/external/{external_id}/preferences",
+      "GET /api/v1/contacts/{id}",
+      "GET /api/v1/contacts/{id}/preferences",
+      "PATCH /api/v1/contacts/external/{external_id}/device-token",
+      "PATCH /api/v1/contacts/external/{external_id}/preferences",
+      "PATCH /api/v1/contacts/external/{external_id}/preferences/{channel}/{category}",
+      "PATCH /api/v1/contacts/{id}/preferences",
+      "PATCH /api/v1/contacts/{id}/preferences/{channel}/{category}",
+      "POST /api/v1/contacts",
+      "POST /api/v1/contacts/external/{external_id}/preferences/subscribe-all",
+      "POST /api/v1/contacts/{id}/preferences/subscribe-all",
+      "POST /api/v1/events/send",
+      "PUT /api/v1/contacts/external/{external_id}/preferences",
+      "PUT /api/v1/contacts/{id}/preferences",
+    ]);
+  },
+);
+
 dbTest("every send, OTP, event and workflow operation with a body shows request examples", async () => {
   const doc = await document();
   const missing = operations(doc).filter(([, op]) =>
