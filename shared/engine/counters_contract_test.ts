@@ -82,3 +82,18 @@ engineTest("WindowCounters.hitSliding() counts another process's flushed hits", 
   assert.equal((await third.counters.hitSliding("otp", subject, 3, 60_000, t0 + 2)).allowed, true);
   assert.equal((await third.counters.hitSliding("otp", subject, 3, 60_000, t0 + 3)).allowed, false);
 });
+
+engineTest("WindowCounters.hitSliding(): concurrent first hits on new subjects are each counted and kept", async ({
+  hot,
+  another,
+}) => {
+  const subjects = [randomScope(), randomScope(), randomScope()];
+  const t0 = Date.now();
+  const hit = (who: string, at: number) => hot.counters.hitSliding("otp", who, 3, 60_000, at);
+  assert.deepEqual((await Promise.all(subjects.map((who) => hit(who, t0)))).map((h) => h.remaining), [2, 2, 2]);
+  assert.equal((await hit(subjects[0], t0 + 1)).remaining, 1, "the second hit sees the first");
+  await hot.counters.flush();
+  const later = another();
+  const seen = await Promise.all(subjects.map((who) => later.counters.hitSliding("otp", who, 3, 60_000, t0 + 2)));
+  assert.deepEqual(seen.map((h) => h.remaining), [0, 1, 1], "another process reads every hit");
+});
