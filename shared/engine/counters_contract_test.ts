@@ -42,6 +42,21 @@ engineTest("WindowCounters.hit() adds up the flushed hits of several processes",
 });
 
 engineTest(
+  "WindowCounters.hit(): a hit timed just before a window's end is kept, though a later one is handled first",
+  async ({ hot, another }) => {
+    const [late, early] = [randomScope(), randomScope()];
+    const end = (Math.floor(Date.now() / HOUR_MS) + 1) * HOUR_MS;
+    // Requests timed either side of the boundary, handled together: the ended window is still being read.
+    await Promise.all([
+      hot.counters.hit("api", late, 10, HOUR_MS, end - 1),
+      hot.counters.hit("api", early, 10, HOUR_MS, end + 1),
+    ]);
+    await hot.counters.flush();
+    assert.equal((await another().counters.hit("api", late, 10, HOUR_MS, end - 1)).remaining, 8);
+  },
+);
+
+engineTest(
   "WindowCounters.hitSliding(): never more than the limit in any window, also across a boundary",
   async ({ hot }) => {
     const W = 300_000;

@@ -1,17 +1,22 @@
 import { kvKeys } from "../../kv.ts";
 import type { Hit, WindowCounters } from "../ports.ts";
-import { type CountAdd, type CountStore, Flusher, type SlotKey, WindowSlots } from "../window_slots.ts";
+import {
+  type CountAdd,
+  type CountStore,
+  Flusher,
+  type Loaded,
+  type SlotKey,
+  whenLoaded,
+  WindowSlots,
+} from "../window_slots.ts";
 
 /** The latest hits of one subject under a sliding-window limit. */
-interface Log {
+interface Log extends Loaded {
   key: Deno.KvKey;
   /** Times (ms) of the latest `keep` hits known to this process, oldest first: KV's when last read, plus ours since. */
   times: number[];
   /** Times of our hits not yet written to KV. */
   pending: number[];
-  loaded: Promise<void>;
-  /** Hits waiting for `loaded`: they count on this very log, so it is not evicted meanwhile. */
-  waiting: number;
   /** How many of the latest hits matter: the limit. */
   keep: number;
   windowMs: number;
@@ -48,12 +53,7 @@ export class WindowCounter implements WindowCounters {
    */
   async hitSliding(name: string, subject: string, limit: number, windowMs: number, now: number): Promise<Hit> {
     const log = this.#log(name, subject, limit, windowMs);
-    log.waiting++;
-    try {
-      await log.loaded;
-    } finally {
-      log.waiting--;
-    }
+    await whenLoaded(log);
     const recent = log.times.filter((t) => t > now - windowMs);
     if (recent.length >= limit) {
       return { allowed: false, limit, remaining: 0, resetAt: recent[recent.length - limit] + windowMs };
