@@ -42,6 +42,21 @@ engineTest("WindowCounters.hit() adds up the flushed hits of several processes",
 });
 
 engineTest(
+  "WindowCounters.hit(): a hit timed just before a window's end is kept, though a later one is handled first",
+  async ({ hot, another }) => {
+    const [late, early] = [randomScope(), randomScope()];
+    const end = (Math.floor(Date.now() / HOUR_MS) + 1) * HOUR_MS;
+    // Requests timed either side of the boundary, handled together: the ended window is still being read.
+    await Promise.all([
+      hot.counters.hit("api", late, 10, HOUR_MS, end - 1),
+      hot.counters.hit("api", early, 10, HOUR_MS, end + 1),
+    ]);
+    await hot.counters.flush();
+    assert.equal((await another().counters.hit("api", late, 10, HOUR_MS, end - 1)).remaining, 8);
+  },
+);
+
+engineTest(
   "WindowCounters.hitSliding(): never more than the limit in any window, also across a boundary",
   async ({ hot }) => {
     const W = 300_000;
@@ -81,4 +96,19 @@ engineTest("WindowCounters.hitSliding() counts another process's flushed hits", 
   const third = another();
   assert.equal((await third.counters.hitSliding("otp", subject, 3, 60_000, t0 + 2)).allowed, true);
   assert.equal((await third.counters.hitSliding("otp", subject, 3, 60_000, t0 + 3)).allowed, false);
+});
+
+engineTest("WindowCounters.hitSliding(): concurrent first hits on new subjects are each counted and kept", async ({
+  hot,
+  another,
+}) => {
+  const subjects = [randomScope(), randomScope(), randomScope()];
+  const t0 = Date.now();
+  const hit = (who: string, at: number) => hot.counters.hitSliding("otp", who, 3, 60_000, at);
+  assert.deepEqual((await Promise.all(subjects.map((who) => hit(who, t0)))).map((h) => h.remaining), [2, 2, 2]);
+  assert.equal((await hit(subjects[0], t0 + 1)).remaining, 1, "the second hit sees the first");
+  await hot.counters.flush();
+  const later = another();
+  const seen = await Promise.all(subjects.map((who) => later.counters.hitSliding("otp", who, 3, 60_000, t0 + 2)));
+  assert.deepEqual(seen.map((h) => h.remaining), [0, 1, 1], "another process reads every hit");
 });

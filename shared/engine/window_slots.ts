@@ -29,13 +29,29 @@ export interface CountStore {
   add(items: CountAdd[]): Promise<(number | undefined)[]>;
 }
 
-interface Slot {
+/** Something read from a store once, then counted on in memory. */
+export interface Loaded {
+  loaded: Promise<void>;
+  /** Hits waiting for `loaded`: they count on this very entry, so it must not be evicted meanwhile. */
+  waiting: number;
+}
+
+/** Waits until `entry` is read, keeping it marked as in use (by a hit still to count on it) meanwhile. */
+export async function whenLoaded(entry: Loaded): Promise<void> {
+  entry.waiting++;
+  try {
+    await entry.loaded;
+  } finally {
+    entry.waiting--;
+  }
+}
+
+interface Slot extends Loaded {
   key: SlotKey;
   /** Hits known to this process: the store's total when last read, plus ours since. */
   count: number;
   /** Our hits not yet written to the store. */
   pending: number;
-  loaded: Promise<void>;
   windowEnd: number;
 }
 
@@ -57,7 +73,7 @@ export class WindowSlots {
   /** Counts one hit of `subject` against `limit` per `windowMs`, unless the limit is reached. */
   async hit(name: string, subject: string, limit: number, windowMs: number, now: number): Promise<Hit> {
     const slot = this.#slot(name, subject, windowMs, now);
-    await slot.loaded;
+    await whenLoaded(slot);
     const resetAt = slot.windowEnd;
     if (slot.count >= limit) return { allowed: false, limit, remaining: 0, resetAt };
     slot.count++;
@@ -76,6 +92,7 @@ export class WindowSlots {
         count: 0,
         pending: 0,
         loaded: Promise.resolve(),
+        waiting: 0,
         windowEnd: (window + 1) * windowMs,
       };
       created.loaded = this.#store.read(created.key).then((stored) => {
@@ -92,9 +109,10 @@ export class WindowSlots {
     return slot;
   }
 
+  /** Drops the ended windows, but none a hit is still to be counted in (a hit timed before the end may come after). */
   #evict(now: number): void {
     for (const [id, slot] of this.#slots) {
-      if (slot.windowEnd < now && slot.pending === 0) this.#slots.delete(id);
+      if (slot.windowEnd < now && slot.pending === 0 && slot.waiting === 0) this.#slots.delete(id);
     }
   }
 

@@ -1,15 +1,22 @@
 import { kvKeys } from "../../kv.ts";
 import type { Hit, WindowCounters } from "../ports.ts";
-import { type CountAdd, type CountStore, Flusher, type SlotKey, WindowSlots } from "../window_slots.ts";
+import {
+  type CountAdd,
+  type CountStore,
+  Flusher,
+  type Loaded,
+  type SlotKey,
+  whenLoaded,
+  WindowSlots,
+} from "../window_slots.ts";
 
 /** The latest hits of one subject under a sliding-window limit. */
-interface Log {
+interface Log extends Loaded {
   key: Deno.KvKey;
   /** Times (ms) of the latest `keep` hits known to this process, oldest first: KV's when last read, plus ours since. */
   times: number[];
   /** Times of our hits not yet written to KV. */
   pending: number[];
-  loaded: Promise<void>;
   /** How many of the latest hits matter: the limit. */
   keep: number;
   windowMs: number;
@@ -46,7 +53,7 @@ export class WindowCounter implements WindowCounters {
    */
   async hitSliding(name: string, subject: string, limit: number, windowMs: number, now: number): Promise<Hit> {
     const log = this.#log(name, subject, limit, windowMs);
-    await log.loaded;
+    await whenLoaded(log);
     const recent = log.times.filter((t) => t > now - windowMs);
     if (recent.length >= limit) {
       return { allowed: false, limit, remaining: 0, resetAt: recent[recent.length - limit] + windowMs };
@@ -67,6 +74,7 @@ export class WindowCounter implements WindowCounters {
         times: [],
         pending: [],
         loaded: Promise.resolve(),
+        waiting: 0,
         keep: limit,
         windowMs,
       };
@@ -85,10 +93,11 @@ export class WindowCounter implements WindowCounters {
     return log;
   }
 
+  /** Drops the logs whose hits all left the window, but none a hit is still to be counted on (one loading has no times yet). */
   #evictLogs(now: number): void {
     for (const [id, log] of this.#logs) {
       const last = log.times[log.times.length - 1] ?? 0;
-      if (last <= now - log.windowMs && log.pending.length === 0) this.#logs.delete(id);
+      if (last <= now - log.windowMs && log.pending.length === 0 && log.waiting === 0) this.#logs.delete(id);
     }
   }
 

@@ -98,3 +98,53 @@ Deno.test("WindowCounter.hitSliding(): hits are kept in KV and merged with anoth
     kv.close();
   }
 });
+
+Deno.test("WindowCounter.hitSliding(): concurrent first hits on new subjects are all counted and written", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const W = 60_000;
+  const t0 = Date.now();
+  const counter = new WindowCounter(kv);
+  try {
+    // Each new subject's log is loading from KV when the next one is created.
+    const first = await Promise.all(["a", "b", "c"].map((who) => counter.hitSliding("t", who, 3, W, t0)));
+    assert.deepEqual(first.map((h) => h.remaining), [2, 2, 2]);
+    assert.equal((await counter.hitSliding("t", "a", 3, W, t0 + 1)).remaining, 1, "the second hit on a sees the first");
+    await counter.flush();
+    assert.deepEqual((await kv.get(kvKeys.slidingLimiter("t", "a"))).value, [t0, t0 + 1]);
+    assert.deepEqual((await kv.get(kvKeys.slidingLimiter("t", "b"))).value, [t0]);
+    assert.deepEqual((await kv.get(kvKeys.slidingLimiter("t", "c"))).value, [t0]);
+  } finally {
+    await counter.close();
+    kv.close();
+  }
+});
+
+Deno.test("WindowCounter.hitSliding(): a log read but not yet hit is not evicted by another subject's first hit", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const W = 60_000;
+  const t0 = Date.now();
+  let other: Promise<unknown> | undefined;
+  // The first read's result reaches a hook (another request resuming) after the log has its (no)
+  // times but before the waiting hit counts on it.
+  const hooked = new Proxy(kv, {
+    get(target, prop) {
+      if (prop !== "get") return Reflect.get(target, prop).bind(target);
+      return (...args: Parameters<Deno.Kv["get"]>) => {
+        const read = target.get(...args);
+        if (!other) read.then(() => queueMicrotask(() => (other = counter.hitSliding("t", "b", 3, W, t0))));
+        return read;
+      };
+    },
+  });
+  const counter = new WindowCounter(hooked);
+  try {
+    assert.equal((await counter.hitSliding("t", "a", 3, W, t0)).remaining, 2);
+    await other;
+    assert.equal((await counter.hitSliding("t", "a", 3, W, t0 + 1)).remaining, 1);
+    await counter.flush();
+    assert.deepEqual((await kv.get(kvKeys.slidingLimiter("t", "a"))).value, [t0, t0 + 1]);
+  } finally {
+    await counter.close();
+    kv.close();
+  }
+});
