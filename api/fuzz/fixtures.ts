@@ -205,6 +205,15 @@ export async function snapshotTeam(deps: Deps, teamId: string): Promise<() => Pr
   const [steps]: [{ rows: string }] = await sql`
     select coalesce(json_agg(s), '[]')::text as rows from workflow_steps s
     join workflows w on w.id = s.workflow_id where w.team_id = ${teamId}`;
+  // Generated columns (device_tokens.provider) cannot be inserted: each table's writable ones are named.
+  const writable = new Map<string, string[]>();
+  for (const table of RESTORED) {
+    const columns: { column_name: string }[] = await sql`
+      select column_name from information_schema.columns
+      where table_schema = current_schema() and table_name = ${table} and is_generated = 'NEVER'
+      order by ordinal_position`;
+    writable.set(table, columns.map((c) => c.column_name));
+  }
   return async () => {
     // A contact made since with a saved one's email or external id would keep the saved one out.
     await sql`
@@ -212,8 +221,10 @@ export async function snapshotTeam(deps: Deps, teamId: string): Promise<() => Pr
       where c.team_id = s.team_id and c.id <> s.id and (lower(c.email) = lower(s.email) or c.external_id = s.external_id)`;
     for (const table of RESTORED) {
       await sql`
-        insert into ${sql(table)}
-        select * from json_populate_recordset(null::${sql(table)}, ${saved.get(table)!}::text::json) r
+        insert into ${sql(table)} (${sql(writable.get(table)!)})
+        select ${sql(writable.get(table)!)} from json_populate_recordset(null::${sql(table)}, ${saved.get(
+        table,
+      )!}::text::json) r
         ${table === "device_tokens" ? sql`where exists (select 1 from contacts c where c.id = r.contact_id)` : sql``}
         on conflict do nothing`;
     }
