@@ -84,6 +84,10 @@ export function examples(op: string, r: ExampleRefs): Record<string, unknown>[] 
       return [{ verified: true }];
     case "PUT /admin/v1/teams/{team_id}/segments/{segment_id}":
       return [{ name: "S", filter: { tags_all: [r.tag] } }];
+    case "PATCH /admin/v1/teams/{team_id}/settings":
+      return [{ otp: { allowed_countries: ["US", "GB"] } }, { otp: { fraud_guard: { min_sends: 50 } } }];
+    case "POST /admin/v1/teams/{team_id}/users":
+      return [{ email: email(), password: "correct horse battery", role: "member" }];
     case "POST /api/v1/contacts":
       return [{ email: email(), first_name: "Fuzz", tags: [r.tag], custom_fields: { phone: "+447700900123" } }];
     case "PUT /api/v1/contacts/{id}":
