@@ -169,7 +169,9 @@ export function serveDocument(app: OpenAPIHono<AppEnv>, path: string): void {
     name: "X-API-Key",
     description: "A secret key (`sk_live_…`, `sk_test_…`) or a publishable key (`pk_live_…`, `pk_test_…`).",
   });
-  app.get(path, (c) => c.json(withKeyHeaders(app.getOpenAPI31Document(config))));
+  // Built on the first request, once every route is registered: the routes never change after that.
+  let document: Document | undefined;
+  app.get(path, (c) => c.json(document ??= withKeyHeaders(app.getOpenAPI31Document(config))));
 }
 
 type Document = ReturnType<OpenAPIHono["getOpenAPI31Document"]>;
