@@ -3,7 +3,8 @@ import type { Sql } from "./db.ts";
 import type { KeyCache } from "./api_keys.ts";
 import type { KvCommitter } from "./kv.ts";
 import type { Providers } from "./providers/registry.ts";
-import type { ExpiringRecords, IdempotencyStore, WindowCounters } from "./engine/ports.ts";
+import type { ExpiringRecords, HotState, IdempotencyStore, WindowCounters } from "./engine/ports.ts";
+import type { JobQueue } from "./engine/queue.ts";
 
 /** Everything a role needs at run time, built once by the entry point (or a test). */
 export interface Deps {
@@ -18,6 +19,10 @@ export interface Deps {
   idempotency: IdempotencyStore;
   /** OTP sessions (per team) with their active index, in the engine's hot state. */
   otpSessions: ExpiringRecords;
+  /** Runs a unit of work on the engine: its record writes and jobs commit together (HotState.atomically). */
+  atomically: HotState["atomically"];
+  /** The engine's job queue (each job is one of worker/jobs.ts, told apart by `type`). */
+  queue: JobQueue<{ type: string }>;
   /** API keys looked up recently. */
   keys: KeyCache;
   /** The provider of each channel. */

@@ -5,7 +5,7 @@ import type { Deps } from "./deps.ts";
 import { KvCommitter, openKv } from "./kv.ts";
 import { migrate } from "./migrate.ts";
 import { createProviders } from "./providers/registry.ts";
-import { assertEngineReady, openHotState } from "./engine/select.ts";
+import { assertEngineReady, openHotState, openQueue } from "./engine/select.ts";
 
 /** The running service's dependencies and how to release them. */
 export interface Runtime {
@@ -27,7 +27,9 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   await migrate(database.sql);
   const kv = await openKv(config.DENO_DEPLOYMENT_ID ? undefined : config.KV_PATH);
   const committer = new KvCommitter(kv);
-  const hot = openHotState(config, { kv, committer, sql: database.sql });
+  const parts = { kv, committer, sql: database.sql };
+  const hot = openHotState(config, parts);
+  const queue = await openQueue(config, parts);
   const deps: Deps = {
     config,
     sql: database.sql,
@@ -36,6 +38,8 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     counter: hot.counters,
     idempotency: hot.idempotency,
     otpSessions: hot.otpSessions,
+    atomically: hot.atomically,
+    queue,
     keys: new KeyCache(),
     providers: createProviders(config, database.sql),
     now: options.now ?? Date.now,
@@ -44,6 +48,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     deps,
     database,
     async close() {
+      await queue.stop();
       await hot.close();
       kv.close();
       await database.close();

@@ -3,6 +3,7 @@ import { type Job as BossJob, type JobInsert, type JobResult, PgBoss } from "pg-
 import { Batcher } from "../batcher.ts";
 import { log } from "../log.ts";
 import { postgresJsDb, transactionDb } from "./pg_boss_db.ts";
+import { transactionOf } from "./postgres/unit.ts";
 import type { EnqueueOptions, JobHandler, JobQueue, UnitOfWork } from "./queue.ts";
 
 /** How the pg-boss queue is kept and consumed. */
@@ -103,8 +104,9 @@ export class PgBossQueue<J = unknown> implements JobQueue<J> {
     if (options.delayMs && options.delayMs > 0) insert.startAfter = String(options.delayMs / 1000);
     // The job's id is its key: the insert skips a row whose id exists (ON CONFLICT DO NOTHING).
     if (options.dedupKey !== undefined) insert.id = await keyId(options.dedupKey);
-    if (unitOfWork) await this.#boss.insert(this.#options.queue, [insert], { db: transactionDb(unitOfWork) });
-    else await this.#inserts.add(insert);
+    if (unitOfWork) {
+      await this.#boss.insert(this.#options.queue, [insert], { db: transactionDb(transactionOf(unitOfWork)) });
+    } else await this.#inserts.add(insert);
   }
 
   async listen(handler: JobHandler<J>): Promise<void> {

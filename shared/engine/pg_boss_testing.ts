@@ -1,4 +1,5 @@
 import postgres from "postgres";
+import { postgresAtomically } from "./postgres/unit.ts";
 import { PgBossQueue, type PgBossQueueOptions } from "./pg_boss_queue.ts";
 import type { ContractJob, QueueFixture } from "./queue_contract.ts";
 
@@ -16,7 +17,7 @@ export function pgBossFixture(): Promise<QueueFixture & { schema: string }> {
     const sql = postgres(DATABASE_URL!, { max: 10, onnotice: () => {} });
     const schema = `pgboss_test_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
     return Promise.resolve({
-      sql,
+      atomically: (work) => postgresAtomically(sql, work),
       schema,
       pollMs: TEST_POLL_SECONDS * 1_000,
       open: (queue: string) => PgBossQueue.start<ContractJob>(sql, testQueueOptions(schema, queue)),

@@ -94,12 +94,35 @@ export interface ActiveCount {
   soonestEnd: number | null;
 }
 
+/**
+ * Writes that commit together or not at all: hot-state changes and the jobs that follow them. An
+ * opaque handle, made by `HotState.atomically`; each engine's adapters recognise their own (a Deno KV
+ * atomic operation, or a Postgres transaction) and refuse another engine's.
+ */
+export interface UnitOfWork {
+  readonly engine: "kv" | "postgres";
+}
+
+/**
+ * Answers the version check that lost inside a unit of work: the unit then commits nothing and
+ * `atomically` answers false. Adapters throw it; callers never see it.
+ */
+export class LostRace extends Error {
+  constructor() {
+    super("Cannot commit: a record changed since it was read");
+  }
+}
+
 /** Records with expiry, changed only by compare-and-set (OTP sessions, per team). */
 export interface ExpiringRecords {
   /** The record `id` of `scope`, or null. */
   get<T>(scope: string, id: string): Promise<Versioned<T> | null>;
-  /** Writes `value` when the record is still at `options.expected`; false when another write came first. */
-  put<T>(scope: string, id: string, value: T, options: PutOptions): Promise<boolean>;
+  /**
+   * Writes `value` when the record is still at `options.expected`; false when another write came first.
+   * Inside `unitOfWork` the write commits with the unit, and a lost check makes the whole unit answer
+   * false (the call itself then answers true).
+   */
+  put<T>(scope: string, id: string, value: T, options: PutOptions, unitOfWork?: UnitOfWork): Promise<boolean>;
   /** How many records of `scope` are active at `now`. */
   countActive(scope: string, now: number): Promise<ActiveCount>;
 }
@@ -109,5 +132,11 @@ export interface HotState {
   counters: WindowCounters;
   idempotency: IdempotencyStore;
   otpSessions: ExpiringRecords;
+  /**
+   * Runs `work`; what it writes through the unit (records, jobs) commits together once it returns, or
+   * nothing does. Answers false, with nothing written, when a compare-and-set in it lost a race: the
+   * caller reads again and retries. Throwing from `work` writes nothing and rethrows.
+   */
+  atomically(work: (unitOfWork: UnitOfWork) => Promise<void> | void): Promise<boolean>;
   close(): Promise<void>;
 }

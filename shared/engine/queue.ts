@@ -1,10 +1,6 @@
-import type postgres from "postgres";
+import type { UnitOfWork } from "./ports.ts";
 
-/**
- * The transaction a job is enqueued in (a postgres.js `sql.begin` transaction): the job commits or
- * rolls back with the state change it follows.
- */
-export type UnitOfWork = postgres.TransactionSql;
+export type { UnitOfWork };
 
 /** How one job is enqueued. */
 export interface EnqueueOptions {
@@ -26,8 +22,8 @@ export type JobHandler<J> = (job: J) => Promise<void>;
  */
 export interface JobQueue<J = unknown> {
   /**
-   * Enqueues `job`. With `unitOfWork` the job is written in that transaction: it runs only if the
-   * transaction commits.
+   * Enqueues `job`. With `unitOfWork` (see HotState.atomically) the job is written with that unit: it
+   * runs only if the unit commits.
    */
   enqueue(job: J, options?: EnqueueOptions, unitOfWork?: UnitOfWork): Promise<void>;
   /** Starts consuming: `handler` runs each job, on this replica or another, never two at once. */

@@ -1,15 +1,15 @@
 import { strict as assert } from "node:assert";
-import type postgres from "postgres";
-import type { JobQueue } from "./queue.ts";
+import type { JobQueue, UnitOfWork } from "./queue.ts";
 
 /** The job the contract enqueues: an id to count its runs by. */
 export interface ContractJob {
   id: string;
 }
 
-/** What the contract runs against: a database for units of work and queues on it. */
+/** What the contract runs against: units of work on the engine, and queues on it. */
 export interface QueueFixture {
-  sql: postgres.Sql;
+  /** Runs `work` as one unit of work of the engine (HotState.atomically). */
+  atomically(work: (unitOfWork: UnitOfWork) => Promise<void>): Promise<boolean>;
   /** A new producer and consumer of the queue named `name` (two calls: two replicas of it). */
   open(name: string): Promise<JobQueue<ContractJob>>;
   /** The most a job may start after it is due on an idle queue (the engine's poll). */
@@ -26,15 +26,15 @@ export function queueContract(
   register: (name: string, fn: () => Promise<void>) => void,
 ): void {
   register(`${engine} queue: a job enqueued in a transaction that rolls back never runs`, async () => {
-    const { sql, open, pollMs } = await fixture();
+    const { atomically, open, pollMs } = await fixture();
     const q = await open(queueName());
     const runs = runLog();
     try {
       await q.listen(runs.handler);
       const rolledBack = randomJob();
       await assert.rejects(
-        sql.begin(async (tx) => {
-          await q.enqueue(rolledBack, {}, tx);
+        atomically(async (unit) => {
+          await q.enqueue(rolledBack, {}, unit);
           throw new Error("the state change failed");
         }),
         /the state change failed/,
@@ -50,16 +50,13 @@ export function queueContract(
   });
 
   register(`${engine} queue: a job enqueued in a committed transaction runs once`, async () => {
-    const { sql, open, pollMs } = await fixture();
+    const { atomically, open, pollMs } = await fixture();
     const q = await open(queueName());
     const runs = runLog();
     try {
       await q.listen(runs.handler);
       const job = randomJob();
-      await sql.begin(async (tx) => {
-        await tx`select 1`;
-        await q.enqueue(job, {}, tx);
-      });
+      assert.equal(await atomically((unit) => q.enqueue(job, {}, unit)), true);
       await runs.until(job.id, START_WITHIN_MS);
       await delay(2 * pollMs);
       assert.equal(runs.count(job.id), 1);

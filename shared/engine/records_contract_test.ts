@@ -1,4 +1,8 @@
 import assert from "node:assert/strict";
+import { KvCommitter } from "../kv.ts";
+import { dbTest, testRuntime } from "../testing.ts";
+import { kvHotState } from "./kv/hot_state.ts";
+import { postgresHotState } from "./postgres/hot_state.ts";
 import { engineTest, randomScope } from "./testing.ts";
 
 const TTL = 60_000;
@@ -75,4 +79,70 @@ engineTest("ExpiringRecords.countActive() counts records active at a time, with 
     true,
   );
   assert.deepEqual(await records.countActive(scope, now), { count: 1, soonestEnd: now + 10_000 });
+});
+
+engineTest(
+  "HotState.atomically(): the records of a unit land together, and a lost check writes none",
+  async ({ hot }) => {
+    const scope = randomScope();
+    const records = hot.otpSessions;
+    const fresh = { expected: null, ttlMs: TTL, activeUntil: null };
+    assert.equal(
+      await hot.atomically(async (unit) => {
+        await records.put(scope, "a", { n: 1 }, fresh, unit);
+        await records.put(scope, "b", { n: 1 }, fresh, unit);
+      }),
+      true,
+    );
+    assert.deepEqual((await records.get(scope, "a"))?.value, { n: 1 });
+    assert.deepEqual((await records.get(scope, "b"))?.value, { n: 1 });
+    const a = (await records.get(scope, "a"))!;
+    // "b" already exists, so its put loses: "a" must stay as it was.
+    assert.equal(
+      await hot.atomically(async (unit) => {
+        await records.put(scope, "a", { n: 2 }, { ...fresh, expected: a.version }, unit);
+        await records.put(scope, "b", { n: 2 }, fresh, unit);
+      }),
+      false,
+    );
+    assert.deepEqual((await records.get(scope, "a"))?.value, { n: 1 });
+    assert.equal((await records.get(scope, "a"))?.version, a.version);
+    assert.deepEqual((await records.get(scope, "b"))?.value, { n: 1 });
+  },
+);
+
+engineTest(
+  "HotState.atomically(): work that throws writes nothing, and its error reaches the caller",
+  async ({ hot }) => {
+    const scope = randomScope();
+    await assert.rejects(
+      hot.atomically(async (unit) => {
+        await hot.otpSessions.put(scope, "a", { n: 1 }, { expected: null, ttlMs: TTL, activeUntil: null }, unit);
+        throw new Error("the change failed");
+      }),
+      /the change failed/,
+    );
+    assert.equal(await hot.otpSessions.get(scope, "a"), null);
+  },
+);
+
+dbTest("HotState.atomically(): a record of one engine cannot be written in a unit of the other", async () => {
+  const kv = await Deno.openKv(":memory:");
+  const kvHot = kvHotState(kv, new KvCommitter(kv));
+  const pgHot = postgresHotState((await testRuntime()).deps.sql);
+  const fresh = { expected: null, ttlMs: TTL, activeUntil: null };
+  try {
+    await assert.rejects(
+      kvHot.atomically((unit) => pgHot.otpSessions.put(randomScope(), "a", 1, fresh, unit).then(() => {})),
+      /Cannot write to Postgres in a unit of work on kv/,
+    );
+    await assert.rejects(
+      pgHot.atomically((unit) => kvHot.otpSessions.put(randomScope(), "a", 1, fresh, unit).then(() => {})),
+      /Cannot write to Deno KV in a unit of work on postgres/,
+    );
+  } finally {
+    await kvHot.close();
+    await pgHot.close();
+    kv.close();
+  }
 });

@@ -2,8 +2,11 @@ import type { Config } from "../config.ts";
 import type { Sql } from "../db.ts";
 import type { KvCommitter } from "../kv.ts";
 import { kvHotState } from "./kv/hot_state.ts";
+import { KvQueue } from "./kv/queue.ts";
+import { PgBossQueue } from "./pg_boss_queue.ts";
 import type { HotState } from "./ports.ts";
 import { postgresHotState } from "./postgres/hot_state.ts";
+import type { JobQueue } from "./queue.ts";
 
 /** What either engine's hot state is built on. */
 export interface EngineParts {
@@ -17,6 +20,14 @@ export function openHotState(config: Config, parts: EngineParts): HotState {
   return config.ENGINE === "postgres"
     ? postgresHotState(parts.sql, { sweep: true })
     : kvHotState(parts.kv, parts.committer);
+}
+
+/**
+ * The job queue of the configured engine: Deno KV's own queue, or pg-boss on the database (started:
+ * its schema installed or migrated).
+ */
+export async function openQueue(config: Config, parts: EngineParts): Promise<JobQueue<{ type: string }>> {
+  return config.ENGINE === "postgres" ? await PgBossQueue.start(parts.sql) : new KvQueue(parts.kv, parts.committer);
 }
 
 /**

@@ -4,6 +4,7 @@ import type { HotState } from "../ports.ts";
 import { CheckedCommitter } from "./checked_commit.ts";
 import { KvIdempotency } from "./idempotency.ts";
 import { KvRecords } from "./records.ts";
+import { kvAtomically } from "./unit.ts";
 import { WindowCounter } from "./window_counter.ts";
 
 /** The hot-state ports on Deno KV, sharing the process's group committer (`committer`) for plain writes. */
@@ -18,6 +19,7 @@ export function kvHotState(kv: Deno.Kv, committer: KvCommitter): HotState {
       active: kvKeys.otp.active,
       activeOf: kvKeys.otp.activeOfTeam,
     }),
+    atomically: (work) => kvAtomically(checked, work),
     close: () => counters.close(),
   };
 }

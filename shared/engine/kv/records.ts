@@ -1,5 +1,6 @@
-import type { ActiveCount, ExpiringRecords, PutOptions, Versioned } from "../ports.ts";
+import type { ActiveCount, ExpiringRecords, PutOptions, UnitOfWork, Versioned } from "../ports.ts";
 import type { CheckedCommitter } from "./checked_commit.ts";
+import { kvUnitOf } from "./unit.ts";
 
 /** Where a kind of record lives in KV: the record, and its entry in its scope's index of active ones. */
 export interface RecordKeys {
@@ -28,15 +29,18 @@ export class KvRecords implements ExpiringRecords {
     return entry.versionstamp === null ? null : { value: entry.value as T, version: entry.versionstamp };
   }
 
-  put<T>(scope: string, id: string, value: T, options: PutOptions): Promise<boolean> {
+  async put<T>(scope: string, id: string, value: T, options: PutOptions, unitOfWork?: UnitOfWork): Promise<boolean> {
     const key = this.#keys.record(scope, id);
     const activeKey = this.#keys.active(scope, id);
-    return this.#committer.commit([key, activeKey], (op) => {
+    const build = (op: Deno.AtomicOperation) => {
       op.check({ key, versionstamp: options.expected });
       op.set(key, value, { expireIn: Math.max(1, options.ttlMs) });
       if (options.activeUntil === null) op.delete(activeKey);
       else op.set(activeKey, options.activeUntil, { expireIn: Math.max(1, options.activeUntil - Date.now()) });
-    });
+    };
+    if (!unitOfWork) return await this.#committer.commit([key, activeKey], build);
+    kvUnitOf(unitOfWork).add([key, activeKey], build);
+    return true;
   }
 
   async countActive(scope: string, now: number): Promise<ActiveCount> {

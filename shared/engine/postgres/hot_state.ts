@@ -5,6 +5,7 @@ import { PostgresCounters } from "./counters.ts";
 import { PostgresIdempotency } from "./idempotency.ts";
 import { PostgresRecords } from "./records.ts";
 import { sweepExpired } from "./sweep.ts";
+import { postgresAtomically } from "./unit.ts";
 
 /** How often a process deletes expired hot state (every replica does; a delete of nothing is cheap). */
 const SWEEP_EVERY_MS = 60_000;
@@ -21,6 +22,7 @@ export function postgresHotState(sql: Sql, options: { sweep?: boolean } = {}): H
     counters,
     idempotency: new PostgresIdempotency(sql),
     otpSessions: new PostgresRecords(sql, "otp_sessions"),
+    atomically: (work) => postgresAtomically(sql, work),
     async close() {
       clearInterval(timer);
       await counters.close();

@@ -1,5 +1,14 @@
+import type postgres from "postgres";
 import type { Sql } from "../../db.ts";
-import type { ActiveCount, ExpiringRecords, PutOptions, Versioned } from "../ports.ts";
+import {
+  type ActiveCount,
+  type ExpiringRecords,
+  LostRace,
+  type PutOptions,
+  type UnitOfWork,
+  type Versioned,
+} from "../ports.ts";
+import { transactionOf } from "./unit.ts";
 
 /**
  * Records of one kind in Postgres (`engine_records`): a write names the version it read and lands
@@ -22,8 +31,14 @@ export class PostgresRecords implements ExpiringRecords {
     return row ? { value: row.value, version: String(row.version) } : null;
   }
 
-  async put<T>(scope: string, id: string, value: T, options: PutOptions): Promise<boolean> {
-    const sql = this.#sql;
+  async put<T>(scope: string, id: string, value: T, options: PutOptions, unitOfWork?: UnitOfWork): Promise<boolean> {
+    if (!unitOfWork) return await this.#put(this.#sql, scope, id, value, options);
+    // In a unit, a lost check rolls the whole unit back.
+    if (!await this.#put(transactionOf(unitOfWork), scope, id, value, options)) throw new LostRace();
+    return true;
+  }
+
+  async #put<T>(sql: Sql | postgres.TransactionSql, scope: string, id: string, value: T, options: PutOptions) {
     const json = sql.json(value as Parameters<typeof sql.json>[0]);
     const expiresAt = sql`now() + ${options.ttlMs}::float8 * interval '1 millisecond'`;
     if (options.expected === null) {
