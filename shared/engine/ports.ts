@@ -127,11 +127,19 @@ export interface ExpiringRecords {
   countActive(scope: string, now: number): Promise<ActiveCount>;
 }
 
+/**
+ * The kinds of records the roles keep, each a namespace of its own. Where a kind's ids are unique
+ * on their own (trigger and execution ids), its records are kept under the scope "".
+ */
+export type RecordKind = "otp_sessions" | "send_triggers" | "execution_triggers";
+
 /** Every hot-state port of one engine, and how to release them. */
 export interface HotState {
   counters: WindowCounters;
   idempotency: IdempotencyStore;
   otpSessions: ExpiringRecords;
+  /** The records of one kind. */
+  records(kind: RecordKind): ExpiringRecords;
   /**
    * Runs `work`; what it writes through the unit (records, jobs) commits together once it returns, or
    * nothing does. Answers false, with nothing written, when a compare-and-set in it lost a race: the

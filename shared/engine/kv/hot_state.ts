@@ -1,9 +1,10 @@
 import type { KvCommitter } from "../../kv.ts";
 import { kvKeys } from "../../kv.ts";
-import type { HotState } from "../ports.ts";
+import type { HotState, RecordKind } from "../ports.ts";
+import { sendKeys } from "../../sending/keys.ts";
 import { CheckedCommitter } from "./checked_commit.ts";
 import { KvIdempotency } from "./idempotency.ts";
-import { KvRecords } from "./records.ts";
+import { KvRecords, type RecordKeys } from "./records.ts";
 import { kvAtomically } from "./unit.ts";
 import { WindowCounter } from "./window_counter.ts";
 
@@ -11,15 +12,28 @@ import { WindowCounter } from "./window_counter.ts";
 export function kvHotState(kv: Deno.Kv, committer: KvCommitter): HotState {
   const checked = new CheckedCommitter(kv);
   const counters = new WindowCounter(kv);
+  const records = new Map<RecordKind, KvRecords>();
+  const recordsOf = (kind: RecordKind) => {
+    let store = records.get(kind);
+    if (!store) records.set(kind, store = new KvRecords(kv, checked, RECORD_KEYS[kind]));
+    return store;
+  };
   return {
     counters,
     idempotency: new KvIdempotency(kv, committer, checked),
-    otpSessions: new KvRecords(kv, checked, {
-      record: kvKeys.otp.session,
-      active: kvKeys.otp.active,
-      activeOf: kvKeys.otp.activeOfTeam,
-    }),
+    otpSessions: recordsOf("otp_sessions"),
+    records: recordsOf,
     atomically: (work) => kvAtomically(checked, work),
     close: () => counters.close(),
   };
 }
+
+/** Where each kind of record lives in KV (the keys the service wrote before the ports, kept). */
+const RECORD_KEYS: Record<RecordKind, RecordKeys> = {
+  otp_sessions: {
+    record: kvKeys.otp.session,
+    active: { entry: kvKeys.otp.active, of: kvKeys.otp.activeOfTeam },
+  },
+  send_triggers: { record: (_scope, id) => sendKeys.trigger(id) },
+  execution_triggers: { record: (_scope, id) => sendKeys.executionTrigger(id) },
+};

@@ -22,6 +22,7 @@ export function postgresHotState(sql: Sql, options: { sweep?: boolean } = {}): H
     counters,
     idempotency: new PostgresIdempotency(sql),
     otpSessions: new PostgresRecords(sql, "otp_sessions"),
+    records: (kind) => new PostgresRecords(sql, kind),
     atomically: (work) => postgresAtomically(sql, work),
     async close() {
       clearInterval(timer);
