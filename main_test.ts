@@ -6,8 +6,20 @@ dbTest("GET /healthz answers ok when the database and KV answer", async () => {
   const app = createService(await testDeps());
   const res = await app.request("/healthz");
   assert.equal(res.status, 200);
-  assert.deepEqual(await res.json(), { status: "ok", database: true, kv: true });
+  assert.deepEqual(await res.json(), { status: "ok", engine: "kv", database: true, kv: true });
   assert.ok(res.headers.get("x-request-id"));
+});
+
+dbTest("GET /healthz with ENGINE=postgres asks only the database, and is 503 while it is away", async () => {
+  const deps = await testDeps();
+  const onPostgres = { ...deps, config: { ...deps.config, ENGINE: "postgres" as const } };
+  const up = await createService(onPostgres).request("/healthz");
+  assert.equal(up.status, 200);
+  assert.deepEqual(await up.json(), { status: "ok", engine: "postgres", database: true });
+  const away = { ...onPostgres, sql: (() => Promise.reject(new Error("connection refused"))) as never };
+  const down = await createService(away).request("/healthz");
+  assert.equal(down.status, 503);
+  assert.deepEqual(await down.json(), { status: "unavailable", engine: "postgres", database: false });
 });
 
 dbTest("an unknown route is 404 'Cannot <METHOD> <path>' in Shape A", async () => {

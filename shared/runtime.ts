@@ -25,7 +25,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   assertEngineReady(config);
   const database = await connectDatabase(config, { schema: options.schema });
   await migrate(database.sql);
-  const kv = await openKv(config.DENO_DEPLOYMENT_ID ? undefined : config.KV_PATH);
+  const kv = await openKv(kvPath(config));
   const committer = new KvCommitter(kv);
   const parts = { kv, committer, sql: database.sql };
   const hot = openHotState(config, parts);
@@ -54,4 +54,14 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
       await database.close();
     },
   };
+}
+
+/**
+ * Where the process's Deno KV is: with ENGINE=postgres nothing may live there (replicas share only
+ * the database), so it is in memory and a state left on KV by mistake shows at once, not on one host;
+ * on Deno Deploy, the platform's; else the configured file.
+ */
+function kvPath(config: Config): string | undefined {
+  if (config.ENGINE === "postgres") return ":memory:";
+  return config.DENO_DEPLOYMENT_ID ? undefined : config.KV_PATH;
 }

@@ -5,11 +5,19 @@ import { newRouter } from "../../shared/http/app.ts";
 import { registry } from "../../shared/metrics.ts";
 import { tag } from "../../shared/http/openapi.ts";
 
-const Health = z.object({ status: z.enum(["ok", "unavailable"]), database: z.boolean(), kv: z.boolean() }).openapi(
-  "Health",
-);
+const Health = z.object({
+  status: z.enum(["ok", "unavailable"]),
+  engine: z.enum(["kv", "postgres"]),
+  database: z.boolean(),
+  /** Only with ENGINE=kv: with ENGINE=postgres the database holds the queue and the hot state too. */
+  kv: z.boolean().optional(),
+}).openapi("Health");
 
-/** `GET /healthz`: 200 when the database and KV answer, else 503; `GET /metrics`: Prometheus text. */
+/**
+ * `GET /healthz`: 200 when what the engine keeps its state in answers (the database, and with
+ * ENGINE=kv Deno KV), else 503, so that a load balancer takes a replica out while its database is
+ * away; `GET /metrics`: Prometheus text.
+ */
 export function systemRoutes(deps: Deps) {
   const app = newRouter();
   app.openapi(
@@ -18,19 +26,22 @@ export function systemRoutes(deps: Deps) {
       path: "/healthz",
       tags: tag("System"),
       summary: "Health check",
-      description: "200 when the database and the key-value store answer, 503 otherwise; needs no key.",
+      description:
+        "200 when the database (and with ENGINE=kv the key-value store) answers, 503 otherwise; needs no key.",
       responses: {
         200: { description: "Healthy", content: { "application/json": { schema: Health } } },
         503: { description: "Unhealthy", content: { "application/json": { schema: Health } } },
       },
     }),
     async (c) => {
+      const engine = deps.config.ENGINE;
       const [database, kv] = await Promise.all([
         deps.sql`select 1`.then(() => true, () => false),
-        deps.kv.get(["health"]).then(() => true, () => false),
+        engine === "kv" ? deps.kv.get(["health"]).then(() => true, () => false) : undefined,
       ]);
-      const ok = database && kv;
-      return c.json({ status: ok ? "ok" as const : "unavailable" as const, database, kv }, ok ? 200 : 503);
+      const ok = database && kv !== false;
+      const status = ok ? "ok" as const : "unavailable" as const;
+      return c.json({ status, engine, database, ...(kv === undefined ? {} : { kv }) }, ok ? 200 : 503);
     },
   );
   app.openapi(
