@@ -17,6 +17,11 @@ export interface Runtime {
 interface RuntimeOptions {
   /** Postgres schema to use (tests). */
   schema?: string;
+  /**
+   * The schema pg-boss keeps its jobs in with ENGINE=postgres (default "pgboss"): test processes that
+   * share a server each take their own, so that none runs another's jobs against the wrong schema.
+   */
+  queueSchema?: string;
   now?: () => number;
 }
 
@@ -29,7 +34,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
   const committer = new KvCommitter(kv);
   const parts = { kv, committer, sql: database.sql };
   const hot = openHotState(config, parts);
-  const queue = await openQueue(config, parts);
+  const queue = await openQueue(config, parts, { queueSchema: options.queueSchema });
   const deps: Deps = {
     config,
     sql: database.sql,

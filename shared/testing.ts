@@ -34,7 +34,7 @@ export function testRuntime(): Promise<Runtime> {
     const config = testConfig();
     setLogLevel(config.LOG_LEVEL);
     const schema = config.DATABASE_URL ? `test_${crypto.randomUUID().replaceAll("-", "").slice(0, 16)}` : undefined;
-    return await startRuntime(config, { schema });
+    return await startRuntime(config, { schema, queueSchema: schema && `${schema}_jobs` });
   })();
   return shared;
 }

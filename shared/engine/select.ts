@@ -26,8 +26,14 @@ export function openHotState(config: Config, parts: EngineParts): HotState {
  * The job queue of the configured engine: Deno KV's own queue, or pg-boss on the database (started:
  * its schema installed or migrated).
  */
-export async function openQueue(config: Config, parts: EngineParts): Promise<JobQueue<{ type: string }>> {
-  return config.ENGINE === "postgres" ? await PgBossQueue.start(parts.sql) : new KvQueue(parts.kv, parts.committer);
+export async function openQueue(
+  config: Config,
+  parts: EngineParts,
+  options: { queueSchema?: string } = {},
+): Promise<JobQueue<{ type: string }>> {
+  return config.ENGINE === "postgres"
+    ? await PgBossQueue.start(parts.sql, options.queueSchema ? { schema: options.queueSchema } : {})
+    : new KvQueue(parts.kv, parts.committer);
 }
 
 /**
