@@ -44,7 +44,10 @@ export function createResendProvider(options: ResendProviderOptions): Provider {
       // The SDK turns an aborted request into its "Unable to fetch data" error. Trying again is safe:
       // the idempotency key makes Resend answer a second request for this message without sending it.
       if (error && signal.aborted) {
-        throw new ProviderError(`Cannot send email: Resend did not answer within ${timeoutMs} ms`, { temporary: true });
+        throw new ProviderError(`Cannot send email: Resend did not answer within ${timeoutMs} ms`, {
+          temporary: true,
+          maybeAccepted: true,
+        });
       }
       if (error) {
         // statusCode is null when the request never got an answer (network failure), and missing when
@@ -58,6 +61,8 @@ export function createResendProvider(options: ResendProviderOptions): Provider {
           status >= 500 || error.name === "concurrent_idempotent_requests";
         throw new ProviderError(`Cannot send email: ${error.message}`, {
           temporary,
+          // No status of Resend's own: the SDK hides whether the request ever reached it.
+          maybeAccepted: typeof status !== "number",
           providerCode: error.name,
           retryAfterMs: temporary ? retryAfterMs(headers?.["retry-after"]) : undefined,
         });
