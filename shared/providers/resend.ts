@@ -1,5 +1,6 @@
 /** Email through Resend, with the official `resend` SDK. */
 import { Resend } from "resend";
+import { formatSender } from "../email.ts";
 import { type OutboundMessage, type Provider, ProviderError, retryAfterMs, type SendResult } from "./types.ts";
 
 /** Options of {@linkcode createResendProvider}. */
@@ -70,11 +71,4 @@ export function createResendProvider(options: ResendProviderOptions): Provider {
       return { providerMessageId: data.id };
     },
   };
-}
-
-/** `Name <addr>`, quoting the name when it holds characters that RFC 5322 reserves. */
-function formatSender(address: string, name?: string): string {
-  if (!name) return address;
-  const display = /[()<>[\]:;@\\,."]/.test(name) ? `"${name.replaceAll(/["\\]/g, (c) => `\\${c}`)}"` : name;
-  return `${display} <${address}>`;
 }

@@ -101,7 +101,11 @@ export function failureOutcome(error: unknown): Exclude<SendOutcome, "sent"> {
  * reset may come after the provider read the request.
  */
 export function networkFailure(context: string, error: unknown): ProviderError {
-  const text = `${(error as Error)?.message ?? error} ${(error as { code?: unknown })?.code ?? ""}`;
+  // Deno's fetch says "fetch failed" and keeps the reason in `cause` (one or two levels down).
+  let text = "";
+  for (let e: unknown = error, depth = 0; e && depth < 3; e = (e as { cause?: unknown }).cause, depth++) {
+    text += ` ${(e as Error).message ?? e} ${(e as { code?: unknown }).code ?? ""}`;
+  }
   const neverConnected = NEVER_CONNECTED.test(text);
   return new ProviderError(`${context}: ${(error as Error)?.message ?? error}`, {
     temporary: true,
