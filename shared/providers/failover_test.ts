@@ -5,22 +5,10 @@ import { CircuitBreakers } from "./circuit_breaker.ts";
 import { type FailoverAccount, sendWithFailover } from "./failover.ts";
 import { startFakeTwilio, type TwilioErrorBody } from "./fake_servers.ts";
 import { createTwilioProvider } from "./twilio.ts";
-import type { OutboundMessage } from "./types.ts";
+import { randomSmsMessage } from "./provider_testing.ts";
 
 function randomHex(bytes: number): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
-}
-
-function randomSms(): OutboundMessage {
-  const n = crypto.getRandomValues(new Uint32Array(1))[0] % 10_000_000;
-  return {
-    id: ulid(),
-    teamId: crypto.randomUUID(),
-    channel: "sms",
-    to: `+1555${String(n).padStart(7, "0")}`,
-    from: "+15005550006",
-    text: `Your code is ${randomHex(3)}`,
-  };
 }
 
 /** A Twilio account on a fake Twilio of its own: `errors` (by recipient) and `hold` are read at each request. */
@@ -41,7 +29,7 @@ const UNAVAILABLE: TwilioErrorBody = { status: 503, code: 20503, message: "Servi
 const INVALID_NUMBER: TwilioErrorBody = { status: 400, code: 21211, message: "Invalid 'To' Phone Number" };
 
 Deno.test("sendWithFailover() sends through the second account at once when the first answers 503", async () => {
-  const message = randomSms();
+  const message = randomSmsMessage();
   const first = twilioAccount(`a-${ulid()}`, { errors: { [message.to]: UNAVAILABLE } });
   const second = twilioAccount(`b-${ulid()}`);
   await using _a = first.server;
@@ -67,7 +55,7 @@ Deno.test("sendWithFailover() moves on when the first account's connection is re
   const second = twilioAccount(`b-${ulid()}`);
   await using _b = second.server;
 
-  const result = await sendWithFailover(randomSms(), [closed.account, second.account], {
+  const result = await sendWithFailover(randomSmsMessage(), [closed.account, second.account], {
     breakers: new CircuitBreakers(),
   });
 
@@ -76,7 +64,7 @@ Deno.test("sendWithFailover() moves on when the first account's connection is re
 });
 
 Deno.test("sendWithFailover() does not fail over a permanent refusal", async () => {
-  const message = randomSms();
+  const message = randomSmsMessage();
   const first = twilioAccount(`a-${ulid()}`, { errors: { [message.to]: INVALID_NUMBER } });
   const second = twilioAccount(`b-${ulid()}`);
   await using _a = first.server;
@@ -92,7 +80,7 @@ Deno.test("sendWithFailover() does not fail over a permanent refusal", async () 
 
 Deno.test("sendWithFailover() does not fail over a timeout by default, and does when the team allows it", async () => {
   const held = Promise.withResolvers<void>();
-  const message = randomSms();
+  const message = randomSmsMessage();
   const slow = twilioAccount(`slow-${ulid()}`, { hold: () => held.promise });
   const second = twilioAccount(`b-${ulid()}`);
   await using _a = slow.server;
@@ -126,7 +114,7 @@ Deno.test("sendWithFailover() opens an account's circuit after N failures, skips
   await using _a = first.server;
   await using _b = second.server;
   const send = async () => {
-    const message = randomSms();
+    const message = randomSmsMessage();
     errors[message.to] = UNAVAILABLE;
     return { message, result: await sendWithFailover(message, [first.account, second.account], { breakers, now }) };
   };
@@ -145,7 +133,7 @@ Deno.test("sendWithFailover() opens an account's circuit after N failures, skips
 
   clock += 60_000;
   assert.equal(breakers.state(first.account.id, clock), "half-open");
-  const message = randomSms(); // no error set for it: the first account has recovered
+  const message = randomSmsMessage(); // no error set for it: the first account has recovered
   const probe = await sendWithFailover(message, [first.account, second.account], { breakers, now });
   assert.deepEqual(probe.attempts.map((a) => [a.account, a.outcome]), [[first.account.id, "sent"]]);
   assert.equal(breakers.state(first.account.id, clock), "closed");
@@ -153,7 +141,7 @@ Deno.test("sendWithFailover() opens an account's circuit after N failures, skips
 
 Deno.test("sendWithFailover() answers a temporary error when every account's circuit is open", async () => {
   const breakers = new CircuitBreakers({ threshold: 1 });
-  const message = randomSms();
+  const message = randomSmsMessage();
   const only = twilioAccount(`a-${ulid()}`, { errors: { [message.to]: UNAVAILABLE } });
   await using _a = only.server;
   await sendWithFailover(message, [only.account], { breakers });
@@ -171,7 +159,7 @@ Deno.test("sendWithFailover() passes over an account that cannot carry the messa
   await using _x = other.server;
   const never: FailoverAccount = { ...other.account, canSend: () => false };
   const handed: string[] = [];
-  const result = await sendWithFailover(randomSms(), [never, second.account], {
+  const result = await sendWithFailover(randomSmsMessage(), [never, second.account], {
     breakers: new CircuitBreakers(),
     beforeHandOver: (account) => Promise.resolve(void handed.push(account.id)),
   });

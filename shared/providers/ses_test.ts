@@ -1,39 +1,19 @@
 import assert from "node:assert/strict";
-import { ulid } from "ulid";
 import { startFakeSes } from "./fake_ses.ts";
 import { createSesProvider } from "./ses.ts";
-import { failureOutcome, type OutboundMessage, ProviderError } from "./types.ts";
+import { providerErrorOf, randomEmailMessage } from "./provider_testing.ts";
+import { failureOutcome } from "./types.ts";
 
 function randomCredentials() {
   const key = crypto.randomUUID().replaceAll("-", "").toUpperCase().slice(0, 16);
   return { region: "eu-west-1", accessKeyId: `AKIA${key}`, secretAccessKey: crypto.randomUUID() + crypto.randomUUID() };
 }
 
-function randomEmail(): OutboundMessage {
-  return {
-    id: ulid(),
-    teamId: crypto.randomUUID(),
-    channel: "email",
-    to: `user.${crypto.randomUUID().slice(0, 8)}@example.com`,
-    from: "news@example.com",
-    fromName: "Acme News",
-    subject: "Hello",
-    html: "<p>Hi</p>",
-    text: "Hi",
-  };
-}
-
-async function failure(promise: Promise<unknown>): Promise<ProviderError> {
-  const error = await promise.then(() => undefined, (e) => e);
-  assert.ok(error instanceof ProviderError, String(error));
-  return error;
-}
-
 Deno.test("ses provider sends a signed SendEmail request and answers SES's MessageId", async () => {
   const credentials = randomCredentials();
   await using server = startFakeSes(credentials);
   const provider = createSesProvider({ ...credentials, baseUrl: server.url, configurationSet: "tracking" });
-  const message = randomEmail();
+  const message = randomEmailMessage();
 
   const result = await provider.send(message);
 
@@ -45,14 +25,14 @@ Deno.test("ses provider sends a signed SendEmail request and answers SES's Messa
   assert.equal(email.request.ConfigurationSetName, "tracking");
   assert.equal(email.request.Content?.Simple?.Subject?.Data, "Hello");
   assert.equal(email.request.Content?.Simple?.Body?.Html?.Data, "<p>Hi</p>");
-  assert.equal(email.request.Content?.Simple?.Body?.Text?.Data, "Hi");
+  assert.equal(email.request.Content?.Simple?.Body?.Text?.Data, "Hi there");
 });
 
 Deno.test("ses provider: a wrong secret key is refused by the signature check", async () => {
   const credentials = randomCredentials();
   await using server = startFakeSes(credentials);
   const provider = createSesProvider({ ...credentials, secretAccessKey: "wrong", baseUrl: server.url });
-  const error = await failure(provider.send(randomEmail()));
+  const error = await providerErrorOf(provider.send(randomEmailMessage()));
   assert.equal(error.providerCode, "SignatureDoesNotMatch");
   assert.equal(failureOutcome(error), "refused");
   assert.equal(server.emails.length, 0);
@@ -60,9 +40,9 @@ Deno.test("ses provider: a wrong secret key is refused by the signature check", 
 
 Deno.test("ses provider maps SES errors: MessageRejected refused, throttling temporary, a 500 unknown", async () => {
   const credentials = randomCredentials();
-  const rejected = randomEmail();
-  const throttled = randomEmail();
-  const failing = randomEmail();
+  const rejected = randomEmailMessage();
+  const throttled = randomEmailMessage();
+  const failing = randomEmailMessage();
   await using server = startFakeSes({
     ...credentials,
     errors: {
@@ -73,12 +53,12 @@ Deno.test("ses provider maps SES errors: MessageRejected refused, throttling tem
   });
   const provider = createSesProvider({ ...credentials, baseUrl: server.url });
 
-  const refused = await failure(provider.send(rejected));
+  const refused = await providerErrorOf(provider.send(rejected));
   assert.equal(refused.providerCode, "MessageRejected");
   assert.equal(failureOutcome(refused), "refused");
   assert.match(refused.message, /Email address is not verified/);
-  assert.equal(failureOutcome(await failure(provider.send(throttled))), "temporary");
-  assert.equal(failureOutcome(await failure(provider.send(failing))), "unknown");
+  assert.equal(failureOutcome(await providerErrorOf(provider.send(throttled))), "temporary");
+  assert.equal(failureOutcome(await providerErrorOf(provider.send(failing))), "unknown");
   assert.equal(server.requests.length, 3, "one try each: retrying is the queue's call");
 });
 
@@ -87,7 +67,7 @@ Deno.test("ses provider: a refused connection is temporary, no answer in time un
   const closed = startFakeSes(credentials);
   await closed.close();
   const nowhere = createSesProvider({ ...credentials, baseUrl: closed.url });
-  assert.equal(failureOutcome(await failure(nowhere.send(randomEmail()))), "temporary");
+  assert.equal(failureOutcome(await providerErrorOf(nowhere.send(randomEmailMessage()))), "temporary");
 
   const held = Promise.withResolvers<void>();
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async () => {
@@ -96,7 +76,7 @@ Deno.test("ses provider: a refused connection is temporary, no answer in time un
   });
   try {
     const slow = createSesProvider({ ...credentials, baseUrl: `http://127.0.0.1:${server.addr.port}`, timeoutMs: 200 });
-    assert.equal(failureOutcome(await failure(slow.send(randomEmail()))), "unknown");
+    assert.equal(failureOutcome(await providerErrorOf(slow.send(randomEmailMessage()))), "unknown");
   } finally {
     held.resolve();
     await server.shutdown();

@@ -1,36 +1,18 @@
 import assert from "node:assert/strict";
-import { ulid } from "ulid";
 import { startFakeVonage } from "./fake_vonage.ts";
-import { failureOutcome, type OutboundMessage, ProviderError } from "./types.ts";
+import { providerErrorOf, randomSmsMessage } from "./provider_testing.ts";
+import { failureOutcome } from "./types.ts";
 import { createVonageProvider } from "./vonage.ts";
 
 function randomCredentials() {
   return { apiKey: crypto.randomUUID().slice(0, 8), apiSecret: crypto.randomUUID().replaceAll("-", "").slice(0, 16) };
 }
 
-function randomSms(): OutboundMessage {
-  const n = crypto.getRandomValues(new Uint32Array(1))[0] % 10_000_000;
-  return {
-    id: ulid(),
-    teamId: crypto.randomUUID(),
-    channel: "sms",
-    to: `+4477009${String(n).padStart(7, "0")}`,
-    from: "Acme",
-    text: `Code ${n}`,
-  };
-}
-
-async function failure(promise: Promise<unknown>): Promise<ProviderError> {
-  const error = await promise.then(() => undefined, (e) => e);
-  assert.ok(error instanceof ProviderError, String(error));
-  return error;
-}
-
 Deno.test("vonage provider sends an sms with basic auth and answers Vonage's message id", async () => {
   const credentials = randomCredentials();
   await using server = startFakeVonage(credentials);
   const provider = createVonageProvider({ ...credentials, baseUrl: server.url });
-  const message = randomSms();
+  const message = randomSmsMessage();
 
   const result = await provider.send(message);
 
@@ -39,7 +21,7 @@ Deno.test("vonage provider sends an sms with basic auth and answers Vonage's mes
   assert.deepEqual(sent, {
     messageId: result.providerMessageId,
     to: message.to.slice(1),
-    from: "Acme",
+    from: message.from!.slice(1),
     text: message.text,
     clientRef: message.id,
   });
@@ -51,8 +33,8 @@ Deno.test("vonage provider sends an sms with basic auth and answers Vonage's mes
 
 Deno.test("vonage provider maps the statuses of a 200 answer: throttled is temporary, the rest refused", async () => {
   const credentials = randomCredentials();
-  const throttled = randomSms();
-  const barred = randomSms();
+  const throttled = randomSmsMessage();
+  const barred = randomSmsMessage();
   await using server = startFakeVonage({
     ...credentials,
     errors: {
@@ -62,14 +44,14 @@ Deno.test("vonage provider maps the statuses of a 200 answer: throttled is tempo
   });
   const provider = createVonageProvider({ ...credentials, baseUrl: server.url });
 
-  const slow = await failure(provider.send(throttled));
+  const slow = await providerErrorOf(provider.send(throttled));
   assert.equal(failureOutcome(slow), "temporary");
   assert.equal(slow.providerCode, "1");
-  const refused = await failure(provider.send(barred));
+  const refused = await providerErrorOf(provider.send(barred));
   assert.equal(failureOutcome(refused), "refused");
   assert.match(refused.message, /status 7 Number barred/);
   const wrongSecret = createVonageProvider({ ...credentials, apiSecret: "wrong-secret-000", baseUrl: server.url });
-  const bad = await failure(wrongSecret.send(randomSms()));
+  const bad = await providerErrorOf(wrongSecret.send(randomSmsMessage()));
   assert.equal(bad.providerCode, "4");
   assert.equal(failureOutcome(bad), "refused");
   assert.equal(server.messages.length, 0);
@@ -77,20 +59,20 @@ Deno.test("vonage provider maps the statuses of a 200 answer: throttled is tempo
 
 Deno.test("vonage provider: a 503 is temporary, a 500 may have been sent, a refused connection is temporary", async () => {
   const credentials = randomCredentials();
-  const unavailable = randomSms();
-  const broken = randomSms();
+  const unavailable = randomSmsMessage();
+  const broken = randomSmsMessage();
   await using server = startFakeVonage({
     ...credentials,
     httpErrors: { [unavailable.to.slice(1)]: 503, [broken.to.slice(1)]: 500 },
   });
   const provider = createVonageProvider({ ...credentials, baseUrl: server.url });
-  assert.equal(failureOutcome(await failure(provider.send(unavailable))), "temporary");
-  assert.equal(failureOutcome(await failure(provider.send(broken))), "unknown");
+  assert.equal(failureOutcome(await providerErrorOf(provider.send(unavailable))), "temporary");
+  assert.equal(failureOutcome(await providerErrorOf(provider.send(broken))), "unknown");
 
   const closed = startFakeVonage(credentials);
   await closed.close();
   const nowhere = createVonageProvider({ ...credentials, baseUrl: closed.url });
-  assert.equal(failureOutcome(await failure(nowhere.send(randomSms()))), "temporary");
+  assert.equal(failureOutcome(await providerErrorOf(nowhere.send(randomSmsMessage()))), "temporary");
 });
 
 Deno.test("vonage provider: no answer within the timeout is unknown (Vonage may have sent it)", async () => {
@@ -106,7 +88,7 @@ Deno.test("vonage provider: no answer within the timeout is unknown (Vonage may 
       baseUrl: `http://127.0.0.1:${server.addr.port}`,
       timeoutMs: 200,
     });
-    const error = await failure(provider.send(randomSms()));
+    const error = await providerErrorOf(provider.send(randomSmsMessage()));
     assert.equal(failureOutcome(error), "unknown");
   } finally {
     held.resolve();
