@@ -5,7 +5,14 @@ import { dbTest, testDeps, testTeam } from "../testing.ts";
 import { failoverAccounts } from "./account_providers.ts";
 import { CircuitBreakers } from "./circuit_breaker.ts";
 import { sendWithFailover } from "./failover.ts";
-import { randomHex, startFakeTwilio } from "./fake_servers.ts";
+import {
+  generateP256KeyPair,
+  generateRsaKeyPair,
+  randomHex,
+  startFakeApns,
+  startFakeFcm,
+  startFakeTwilio,
+} from "./fake_servers.ts";
 import { startFakeVonage } from "./fake_vonage.ts";
 import type { OutboundMessage } from "./types.ts";
 
@@ -76,5 +83,60 @@ dbTest(
       "email",
     );
     assert.deepEqual(keyless.accounts.map((a) => a.id), ["default:email"]);
+  },
+);
+
+dbTest(
+  "a team's push accounts each take their own service's tokens: an APNs token passes over the FCM account",
+  async () => {
+    const deps = await testDeps();
+    const { team } = await testTeam(deps);
+    const rsa = await generateRsaKeyPair();
+    const p256 = await generateP256KeyPair();
+    const project = { projectId: "team-app", clientEmail: "push@team-app.iam.gserviceaccount.com" };
+    const apple = { teamId: "TEAM123456", keyId: "KEY1234567", bundleId: "com.team.app" };
+    await using fcm = startFakeFcm({ ...project, publicKey: rsa.publicKey });
+    await using apns = startFakeApns({ ...apple, publicKey: p256.publicKey });
+    const key = await channelAccountsKey(deps.config.CHANNEL_ACCOUNTS_KEY);
+    await putChannelAccounts(deps.sql, key, { teamId: team.id, channel: "push", failoverOnTimeout: false }, [
+      {
+        provider: "fcm",
+        credentials: {
+          project_id: project.projectId,
+          client_email: project.clientEmail,
+          private_key: rsa.privateKeyPem,
+          token_uri: fcm.tokenUrl,
+        },
+        base_url: fcm.url,
+      },
+      {
+        provider: "apns",
+        credentials: {
+          team_id: apple.teamId,
+          key_id: apple.keyId,
+          private_key: p256.privateKeyPem,
+          bundle_id: apple.bundleId,
+        },
+        base_url: apns.url,
+      },
+    ]);
+    const { accounts } = await failoverAccounts(deps, team.id, "push");
+    const push = (to: string, platform: "ios" | "android"): OutboundMessage => ({
+      id: ulid(),
+      teamId: team.id,
+      channel: "push",
+      to,
+      platform,
+      title: "T",
+      text: "B",
+    });
+
+    const ios = await sendWithFailover(push(randomHex(32), "ios"), accounts, { breakers: new CircuitBreakers() });
+    assert.deepEqual(ios.attempts.map((a) => [a.provider, a.outcome]), [["apns", "sent"]]);
+    const android = await sendWithFailover(push(`fcm-${randomHex(40)}`, "android"), accounts, {
+      breakers: new CircuitBreakers(),
+    });
+    assert.deepEqual(android.attempts.map((a) => [a.provider, a.outcome]), [["fcm", "sent"]]);
+    assert.equal(apns.requests.length, 1);
   },
 );
