@@ -23,7 +23,10 @@ const RETRYABLE_STATUSES = new Set(["1", "5"]);
 
 /** Creates the SMS provider that sends through a Vonage account. */
 export function createVonageProvider(options: VonageProviderOptions): Provider {
-  const client = new SMS(new Auth({ apiKey: options.apiKey, apiSecret: options.apiSecret }), {
+  // An empty private key (SMS signs with the key and secret, not a JWT): the SDK looks a missing one up
+  // as a file name, which Node's fs warns about on every process start.
+  const auth = new Auth({ apiKey: options.apiKey, apiSecret: options.apiSecret, privateKey: "" });
+  const client = new SMS(auth, {
     restHost: (options.baseUrl ?? "https://rest.nexmo.com").replace(/\/+$/, ""),
     timeout: options.timeoutMs ?? 30_000,
   });
