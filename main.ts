@@ -29,7 +29,7 @@ import { waitForJobs } from "./shared/metrics.ts";
 import { ALL_ROLES, type Roles, singleRoleConfigOrExit } from "./shared/roles.ts";
 import { startRuntime } from "./shared/runtime.ts";
 import { logMessageRoutes } from "./shared/providers/registry.ts";
-import { ensureAdminToken, seedDemo } from "./shared/seed.ts";
+import { ensureAdminToken, ensureDemoChannelAccountsKey, seedDemo } from "./shared/seed.ts";
 import { startWorker } from "./worker/queue.ts";
 
 /** What `GET /` answers: where the reference, the document and the API are. */
@@ -88,7 +88,9 @@ export async function serve(roles: Roles): Promise<void> {
   const loaded = loadConfig();
   setLogLevel(loaded.LOG_LEVEL);
   const all = roles.api && roles.otp && roles.worker;
-  const config = ensureAdminToken(all ? loaded : singleRoleConfigOrExit(loaded, roles));
+  const config = ensureDemoChannelAccountsKey(
+    ensureAdminToken(all ? loaded : singleRoleConfigOrExit(loaded, roles)),
+  );
   const runtime = await startRuntime(config);
   logMessageRoutes(config);
   await seedDemo(runtime.deps);

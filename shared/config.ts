@@ -55,6 +55,13 @@ const ConfigSchema = z.object({
   APNS_PRIVATE_KEY: z.string().optional(),
   APNS_BUNDLE_ID: z.string().optional(),
   APNS_BASE_URL: z.string().url().optional(),
+  /**
+   * AES-256 key (base64 of 32 bytes) that encrypts the credentials of teams' own channel accounts
+   * (shared/channel_accounts.ts); without it they cannot be stored.
+   */
+  CHANNEL_ACCOUNTS_KEY: z.string().refine((v) => isBase64Key(v), {
+    error: "must be the base64 of 32 random bytes (openssl rand -base64 32)",
+  }).optional(),
 
   PRICE_SMS_SEGMENT: num(0.0075),
   PRICE_WHATSAPP_MARKETING: num(0.025),
@@ -106,6 +113,16 @@ const ConfigSchema = z.object({
    */
   FANOUT_PAGE_SIZE: z.coerce.number().int().min(0).max(10_000).default(0),
 });
+
+/** True when `text` is the standard base64 of exactly 32 bytes (an AES-256 key). */
+export function isBase64Key(text: string): boolean {
+  if (!/^[A-Za-z0-9+/]{43}=$/.test(text)) return false;
+  try {
+    return atob(text).length === 32;
+  } catch {
+    return false;
+  }
+}
 
 /** The parsed configuration. */
 export type Config = z.infer<typeof ConfigSchema>;

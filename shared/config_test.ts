@@ -42,3 +42,12 @@ Deno.test("parseConfig: ENGINE=postgres without DATABASE_URL stops the start, na
   assert.match(message, /^Cannot start: invalid configuration\n {2}ENGINE: /);
   assert.match(message, /ENGINE=postgres needs DATABASE_URL/);
 });
+
+Deno.test("parseConfig: CHANNEL_ACCOUNTS_KEY must be the base64 of 32 bytes, and says how to make one", () => {
+  const key = btoa(String.fromCharCode(...new Uint8Array(32).fill(7)));
+  assert.equal(parseConfig({ CHANNEL_ACCOUNTS_KEY: key }).CHANNEL_ACCOUNTS_KEY, key);
+  assert.equal(parseConfig({}).CHANNEL_ACCOUNTS_KEY, undefined);
+  for (const value of ["secret", btoa("x".repeat(16)), "#".repeat(44)]) {
+    assert.match(refusal({ CHANNEL_ACCOUNTS_KEY: value }), /CHANNEL_ACCOUNTS_KEY: .*openssl rand -base64 32/);
+  }
+});

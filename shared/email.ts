@@ -17,3 +17,10 @@ export function hasEmailShape(value: string): boolean {
 export function isEmail(value: string): boolean {
   return value.length <= MAX_EMAIL_LENGTH && hasEmailShape(value);
 }
+
+/** `Name <addr>`, quoting the name when it holds characters that RFC 5322 reserves (any provider's From). */
+export function formatSender(address: string, name?: string): string {
+  if (!name) return address;
+  const display = /[()<>[\]:;@\\,."]/.test(name) ? `"${name.replaceAll(/["\\]/g, (c) => `\\${c}`)}"` : name;
+  return `${display} <${address}>`;
+}

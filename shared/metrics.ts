@@ -202,6 +202,11 @@ export const metrics = {
     "Time a provider took to answer one send, by provider and channel.",
     ["provider", "channel"],
   ),
+  providerAttempts: registry.counter(
+    "provider_attempts_total",
+    "Hand-overs of a message to a channel account, by provider and outcome (sent, refused, temporary, unknown, skipped: circuit open).",
+    ["provider", "outcome"],
+  ),
   webhookDeliveries: registry.counter(
     "webhook_deliveries_total",
     "Outbound webhook attempts, by outcome (succeeded, failed, gone, refused, skipped, deferred).",

@@ -6,6 +6,7 @@ import type { Deps, Team } from "./deps.ts";
 import { setDomainVerified } from "./identities.ts";
 import { logLine } from "./log.ts";
 import { toMicros } from "./money.ts";
+import { generateSecretKey } from "./secret_box.ts";
 import { createTeam, type TeamKeys } from "./teams.ts";
 import { upsertTemplate } from "./templates.ts";
 import { topUp } from "./wallet.ts";
@@ -29,6 +30,21 @@ export function ensureAdminToken(config: Config, print: Print = console.log): Co
     admin_token: token,
   }));
   return { ...config, ADMIN_TOKEN: token };
+}
+
+/**
+ * The configuration with a CHANNEL_ACCOUNTS_KEY for the demo (DEMO_SEED on): a key generated for this
+ * run and printed, like the admin token, so that channel accounts can be tried at once. Accounts
+ * stored under it cannot be opened after a restart unless it is set. Without the demo, no key is made:
+ * storing accounts then answers 503 until the operator sets one.
+ */
+export function ensureDemoChannelAccountsKey(config: Config, print: Print = console.log): Config {
+  if (config.CHANNEL_ACCOUNTS_KEY || !config.DEMO_SEED) return config;
+  const key = generateSecretKey();
+  print(logLine("warn", "channel accounts key generated for this run: set CHANNEL_ACCOUNTS_KEY to keep one", {
+    channel_accounts_key: key,
+  }));
+  return { ...config, CHANNEL_ACCOUNTS_KEY: key };
 }
 
 /** The domain of an email sender ('Name <a@example.com>' or 'a@example.com'). */

@@ -2,7 +2,15 @@ import assert from "node:assert/strict";
 import { createService } from "../main.ts";
 import { findIdentity, isVerifiedSender } from "./identities.ts";
 import { startRuntime } from "./runtime.ts";
-import { createDemoTeam, ensureAdminToken, seedDemo, senderDomain, tourExports } from "./seed.ts";
+import {
+  createDemoTeam,
+  ensureAdminToken,
+  ensureDemoChannelAccountsKey,
+  seedDemo,
+  senderDomain,
+  tourExports,
+} from "./seed.ts";
+import { isBase64Key } from "./config.ts";
 import { findTemplatesByKey, render } from "./templates.ts";
 import { verifyPassword } from "./passwords.ts";
 import { dbTest, testConfig, testDeps, testTeam } from "./testing.ts";
@@ -18,6 +26,21 @@ Deno.test("ensureAdminToken() keeps a configured token and prints nothing", () =
   const config = testConfig({ ADMIN_TOKEN: "configured-token-0123456789" });
   assert.equal(ensureAdminToken(config, out.print).ADMIN_TOKEN, "configured-token-0123456789");
   assert.deepEqual(out.lines, []);
+});
+
+Deno.test("ensureDemoChannelAccountsKey() generates a key for the demo only, and keeps a configured one", () => {
+  const out = capture();
+  const generated = ensureDemoChannelAccountsKey(
+    testConfig({ CHANNEL_ACCOUNTS_KEY: undefined, DEMO_SEED: true }),
+    out.print,
+  );
+  assert.equal(isBase64Key(generated.CHANNEL_ACCOUNTS_KEY ?? ""), true);
+  assert.equal(JSON.parse(out.lines[0]).channel_accounts_key, generated.CHANNEL_ACCOUNTS_KEY);
+  const production = testConfig({ CHANNEL_ACCOUNTS_KEY: undefined, DEMO_SEED: false });
+  assert.equal(ensureDemoChannelAccountsKey(production, out.print).CHANNEL_ACCOUNTS_KEY, undefined);
+  const set = testConfig({ DEMO_SEED: true });
+  assert.equal(ensureDemoChannelAccountsKey(set, out.print).CHANNEL_ACCOUNTS_KEY, set.CHANNEL_ACCOUNTS_KEY);
+  assert.equal(out.lines.length, 1);
 });
 
 Deno.test("ensureAdminToken() generates a random 32-character base62 token when unset and prints it", () => {

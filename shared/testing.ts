@@ -4,9 +4,12 @@ import { loadConfig } from "./config.ts";
 import type { Deps, Team } from "./deps.ts";
 import { setLogLevel } from "./log.ts";
 import { type Runtime, startRuntime } from "./runtime.ts";
+import { generateSecretKey } from "./secret_box.ts";
 import { createTeam, type TeamKeys } from "./teams.ts";
 
 let shared: Promise<Runtime> | undefined;
+
+const TEST_CHANNEL_ACCOUNTS_KEY = generateSecretKey();
 
 /** The configuration tests run with: in-memory KV and Postgres unless DATABASE_URL is set. */
 export function testConfig(overrides: Partial<Config> = {}): Config {
@@ -18,6 +21,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     LOG_LEVEL: "silent",
     ADMIN_TOKEN: "test-admin-token-0123456789",
     OTP_TOKEN_SECRET: "test-otp-secret-0123456789abcdef",
+    // Generated per test process: channel accounts stored by tests need no key of their own.
+    CHANNEL_ACCOUNTS_KEY: TEST_CHANNEL_ACCOUNTS_KEY,
     // The suite's sends go to the outbox and check the wallet: billed as a provider would bill them.
     BILL_OUTBOX: true,
     ...overrides,

@@ -1,6 +1,7 @@
 import type { Deps } from "../../shared/deps.ts";
 import { newRouter } from "../../shared/http/app.ts";
 import { adminAuth } from "./auth.ts";
+import { adminChannelAccountRoutes } from "./channel_accounts.ts";
 import { adminContactTokenRoutes } from "./contact_tokens.ts";
 import { adminOutboxRoutes } from "./outbox.ts";
 import { adminSettingsRoutes } from "./settings.ts";
@@ -23,5 +24,6 @@ export function adminRoutes(deps: Deps) {
   app.route("/", adminContactTokenRoutes(deps));
   app.route("/", adminSettingsRoutes(deps));
   app.route("/", adminUserRoutes(deps));
+  app.route("/", adminChannelAccountRoutes(deps));
   return app;
 }

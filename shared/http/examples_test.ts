@@ -70,12 +70,17 @@ dbTest("every request example of the OpenAPI document answers 2xx with a test ke
   for (const example of examples) {
     const needsSession = JSON.stringify(example.value).includes(EXAMPLE.sessionToken);
     const body = needsSession ? filled(example.value, await session()) : example.value;
-    const res = await app.request(example.path.replace("{id}", workflow.id), {
+    // An admin example names its path's channel (the channel accounts' examples).
+    const adminPath = example.path.startsWith("/admin/");
+    const path = example.path.replace("{id}", workflow.id).replace("{team_id}", team.id)
+      .replace("{channel}", example.name);
+    const res = await app.request(path, {
       method: example.method,
       headers: {
         "Content-Type": "application/json",
-        "X-API-Key": keys.test,
-        "X-Team-ID": team.id,
+        ...(adminPath
+          ? { Authorization: `Bearer ${deps.config.ADMIN_TOKEN}` }
+          : { "X-API-Key": keys.test, "X-Team-ID": team.id }),
         "Idempotency-Key": crypto.randomUUID(),
       },
       body: JSON.stringify(body),

@@ -1,6 +1,13 @@
 /** Push to iOS devices through Apple Push Notification service, token-based auth over fetch. */
 import { importPKCS8, SignJWT } from "jose";
-import { type OutboundMessage, type Provider, ProviderError, retryAfterMs, type SendResult } from "./types.ts";
+import {
+  networkFailure,
+  type OutboundMessage,
+  type Provider,
+  ProviderError,
+  retryAfterMs,
+  type SendResult,
+} from "./types.ts";
 
 /** Options of {@linkcode createApnsProvider}. */
 export interface ApnsProviderOptions {
@@ -50,7 +57,7 @@ export function createApnsProvider(options: ApnsProviderOptions): Provider {
       });
     } catch (error) {
       if (error instanceof ProviderError) throw error;
-      throw new ProviderError(`Cannot send push: ${(error as Error).message}`, { temporary: true });
+      throw networkFailure("Cannot send push", error);
     }
   }
 

@@ -1,5 +1,5 @@
 /**
- * Fake Resend, Twilio, FCM and APNs servers for tests: each checks what the real provider checks,
+ * Fake Resend, Twilio, FCM and APNs servers for tests (Vonage, SES and SMTP beside them, fake_*.ts): each checks what the real provider checks,
  * records what it received, and answers the provider's own error bodies on demand.
  */
 import { exportPKCS8, jwtVerify } from "jose";
@@ -24,9 +24,11 @@ export interface FakeServer {
   [Symbol.asyncDispose](): Promise<void>;
 }
 
-type Handler = (request: Request, body: string) => Response | Promise<Response>;
+/** What a fake answers a request with (the body already read). */
+export type Handler = (request: Request, body: string) => Response | Promise<Response>;
 
-function serveFake(handler: Handler): FakeServer {
+/** Serves `handler` on a loopback port, recording every request (fake_vonage.ts and fake_ses.ts use it too). */
+export function serveFake(handler: Handler): FakeServer {
   const requests: RecordedRequest[] = [];
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, onListen() {} },
@@ -50,11 +52,13 @@ function serveFake(handler: Handler): FakeServer {
   };
 }
 
-function json(status: number, body: unknown, headers: HeadersInit = {}): Response {
+/** A JSON answer. */
+export function json(status: number, body: unknown, headers: HeadersInit = {}): Response {
   return Response.json(body, { status, headers });
 }
 
-function randomHex(bytes: number): string {
+/** `bytes` random bytes in hex. */
+export function randomHex(bytes: number): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(bytes)))
     .map((b) => b.toString(16).padStart(2, "0")).join("");
 }

@@ -1,6 +1,13 @@
 /** Push through Firebase Cloud Messaging, HTTP v1 API over fetch. */
 import { importPKCS8, SignJWT } from "jose";
-import { type OutboundMessage, type Provider, ProviderError, retryAfterMs, type SendResult } from "./types.ts";
+import {
+  networkFailure,
+  type OutboundMessage,
+  type Provider,
+  ProviderError,
+  retryAfterMs,
+  type SendResult,
+} from "./types.ts";
 
 /** The fields of a Google service-account JSON key that FCM needs. */
 export interface FcmServiceAccount {
@@ -201,7 +208,7 @@ function createAccessTokenSource(account: FcmServiceAccount, tokenUrl: string, t
   };
 }
 
-/** `fetch`, with a network failure or timeout turned into a temporary ProviderError. */
+/** `fetch`, with a network failure or timeout turned into a temporary ProviderError (networkFailure). */
 async function fetchOrTemporary(
   context: string,
   url: string,
@@ -210,6 +217,6 @@ async function fetchOrTemporary(
   try {
     return await fetch(url, init);
   } catch (error) {
-    throw new ProviderError(`${context}: ${(error as Error).message}`, { temporary: true });
+    throw networkFailure(context, error);
   }
 }

@@ -1,5 +1,6 @@
 /** Email through Resend, with the official `resend` SDK. */
 import { Resend } from "resend";
+import { formatSender } from "../email.ts";
 import { type OutboundMessage, type Provider, ProviderError, retryAfterMs, type SendResult } from "./types.ts";
 
 /** Options of {@linkcode createResendProvider}. */
@@ -44,7 +45,10 @@ export function createResendProvider(options: ResendProviderOptions): Provider {
       // The SDK turns an aborted request into its "Unable to fetch data" error. Trying again is safe:
       // the idempotency key makes Resend answer a second request for this message without sending it.
       if (error && signal.aborted) {
-        throw new ProviderError(`Cannot send email: Resend did not answer within ${timeoutMs} ms`, { temporary: true });
+        throw new ProviderError(`Cannot send email: Resend did not answer within ${timeoutMs} ms`, {
+          temporary: true,
+          maybeAccepted: true,
+        });
       }
       if (error) {
         // statusCode is null when the request never got an answer (network failure), and missing when
@@ -58,6 +62,8 @@ export function createResendProvider(options: ResendProviderOptions): Provider {
           status >= 500 || error.name === "concurrent_idempotent_requests";
         throw new ProviderError(`Cannot send email: ${error.message}`, {
           temporary,
+          // No status of Resend's own: the SDK hides whether the request ever reached it.
+          maybeAccepted: typeof status !== "number",
           providerCode: error.name,
           retryAfterMs: temporary ? retryAfterMs(headers?.["retry-after"]) : undefined,
         });
@@ -65,11 +71,4 @@ export function createResendProvider(options: ResendProviderOptions): Provider {
       return { providerMessageId: data.id };
     },
   };
-}
-
-/** `Name <addr>`, quoting the name when it holds characters that RFC 5322 reserves. */
-function formatSender(address: string, name?: string): string {
-  if (!name) return address;
-  const display = /[()<>[\]:;@\\,."]/.test(name) ? `"${name.replaceAll(/["\\]/g, (c) => `\\${c}`)}"` : name;
-  return `${display} <${address}>`;
 }

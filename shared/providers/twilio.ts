@@ -136,6 +136,7 @@ function toProviderError(channel: string, error: unknown): ProviderError {
     const reason = message ?? String(error);
     return new ProviderError(`Cannot send ${channel}: ${sent ? `${reason}; ${MAY_HAVE_SENT}` : reason}`, {
       temporary: !sent,
+      maybeAccepted: sent,
       providerCode: typeof code === "string" ? code : undefined,
     });
   }
@@ -146,6 +147,7 @@ function toProviderError(channel: string, error: unknown): ProviderError {
     `Cannot send ${channel}: ${message}${status >= 500 && !temporary ? `; ${MAY_HAVE_SENT}` : ""}`,
     {
       temporary,
+      maybeAccepted: status >= 500 && !temporary,
       providerCode: twilioCode?.toString(),
     },
   );

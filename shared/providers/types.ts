@@ -51,10 +51,22 @@ export class ProviderError extends Error {
   readonly providerCode?: string;
   /** How long the provider asked to wait before trying again (its Retry-After), when it said. */
   readonly retryAfterMs?: number;
+  /**
+   * True when the request left us and no answer came back (a timeout, a connection dropped
+   * mid-request): the provider may have taken the message. Another provider must then not be handed
+   * it, or the recipient could get it twice (shared/providers/failover.ts).
+   */
+  readonly maybeAccepted: boolean;
 
   constructor(
     message: string,
-    options: { temporary?: boolean; invalidToken?: boolean; providerCode?: string; retryAfterMs?: number } = {},
+    options: {
+      temporary?: boolean;
+      invalidToken?: boolean;
+      providerCode?: string;
+      retryAfterMs?: number;
+      maybeAccepted?: boolean;
+    } = {},
   ) {
     super(message);
     this.name = "ProviderError";
@@ -62,8 +74,48 @@ export class ProviderError extends Error {
     this.invalidToken = options.invalidToken ?? false;
     this.providerCode = options.providerCode;
     this.retryAfterMs = options.retryAfterMs;
+    this.maybeAccepted = options.maybeAccepted ?? false;
   }
 }
+
+/**
+ * What became of one hand-over to a provider: `sent` (it took the message), `refused` (a final no:
+ * an invalid number, a bad sender), `temporary` (it certainly did not take it: connection refused,
+ * a 429 or 5xx answered before acceptance) or `unknown` (it may have taken it).
+ */
+export type SendOutcome = "sent" | "refused" | "temporary" | "unknown";
+
+/**
+ * The outcome of a failed send. An error that is not a ProviderError (a bug, an SDK surprise) is
+ * `unknown`: nothing says the provider did not take the message.
+ */
+export function failureOutcome(error: unknown): Exclude<SendOutcome, "sent"> {
+  if (!(error instanceof ProviderError)) return "unknown";
+  if (error.maybeAccepted) return "unknown";
+  return error.temporary ? "temporary" : "refused";
+}
+
+/**
+ * A failed `fetch` (or an HTTP client's network error) as a ProviderError: temporary either way, and
+ * `maybeAccepted` unless the connection was never made (refused, no such host), since a timeout or a
+ * reset may come after the provider read the request.
+ */
+export function networkFailure(context: string, error: unknown): ProviderError {
+  // Deno's fetch says "fetch failed" and keeps the reason in `cause` (one or two levels down).
+  let text = "";
+  for (let e: unknown = error, depth = 0; e && depth < 3; e = (e as { cause?: unknown }).cause, depth++) {
+    text += ` ${(e as Error).message ?? e} ${(e as { code?: unknown }).code ?? ""}`;
+  }
+  const neverConnected = NEVER_CONNECTED.test(text);
+  return new ProviderError(`${context}: ${(error as Error)?.message ?? error}`, {
+    temporary: true,
+    maybeAccepted: !neverConnected,
+  });
+}
+
+/** Error texts (Deno's fetch, Node's errno codes) of a connection that was never made. */
+const NEVER_CONNECTED =
+  /connection refused|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|EHOSTUNREACH|ENETUNREACH|dns error|failed to lookup address/i;
 
 /** A Retry-After header (seconds, or an HTTP date) in milliseconds from `now`; undefined when absent or unreadable. */
 export function retryAfterMs(header: string | null | undefined, now = Date.now()): number | undefined {
