@@ -32,7 +32,7 @@ export interface Draft {
   body: string;
   category: string;
   status: string;
-  /** [country, text] rows, blank ones included. */
+  /** [country, text] rows that name a country or carry a text (one may lack the other: refused on save). */
   variations: [string, string][];
 }
 
@@ -83,7 +83,9 @@ const MAX_VARIATIONS = 250;
 export function draftFromForm(form: Record<string, unknown>): Draft {
   const variations: [string, string][] = [];
   for (let i = 0; i < MAX_VARIATIONS && `variation_country_${i}` in form; i++) {
-    variations.push([field(form, `variation_country_${i}`), field(form, `variation_body_${i}`)]);
+    const row: [string, string] = [field(form, `variation_country_${i}`), field(form, `variation_body_${i}`)];
+    // The editor's spare blank row is no variation.
+    if (row[0].trim() !== "" || row[1] !== "") variations.push(row);
   }
   return {
     key: field(form, "key").trim(),
@@ -120,11 +122,6 @@ export function parseVariables(text: string): Record<string, string> {
   return variables;
 }
 
-/** The rows of a draft that name a country or carry a text. */
-function filledVariations(draft: Draft): [string, string][] {
-  return draft.variations.filter(([country, text]) => country.trim() !== "" || text !== "");
-}
-
 /**
  * What a draft stores, validated by the admin API's own per-channel schema (the dashboard adds only
  * the `rejected` status, which the data model holds); or what is wrong with it, in words.
@@ -142,7 +139,7 @@ export function validateDraft(
     email: { subject: draft.subject, html: draft.html, text: optional(draft.text) },
     sms: {
       body: draft.body,
-      country_variations: filledVariations(draft).length > 0 ? Object.fromEntries(filledVariations(draft)) : undefined,
+      country_variations: draft.variations.length > 0 ? Object.fromEntries(draft.variations) : undefined,
     },
     whatsapp: { body: draft.body, category: draft.category },
     push: { title: draft.title, body: draft.body },
@@ -175,7 +172,7 @@ function issueText(issue: { path: PropertyKey[]; message: string }): string {
 
 /** A template of the draft, as the send path would read it from the store (for the preview). */
 export function draftTemplate(channel: Channel, teamId: string, draft: Draft): Template {
-  const variations = filledVariations(draft).filter(([country]) => country.trim() !== "");
+  const variations = draft.variations.filter(([country]) => country.trim() !== "");
   const now = new Date();
   return {
     id: "00000000-0000-0000-0000-000000000000",

@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
-import type { Deps } from "../../shared/deps.ts";
 import { keyPrefix } from "../../shared/api_keys.ts";
 import { findTemplate, upsertTemplate } from "../../shared/templates.ts";
 import { dbTest, testTeam } from "../../shared/testing.ts";
 import { balanceMicros } from "../../shared/wallet.ts";
 import { startWorker } from "../../worker/queue.ts";
-import { dashboardFixture, testUser, type Visitor } from "./testing.ts";
+import { dashboardFixture, testUser, type Visitor, waitForOutbox } from "./testing.ts";
 
 /** The id of the template whose editor a redirect leads to. */
 function editedId(location: string | null): string {
@@ -276,22 +275,12 @@ dbTest(
     assert.match(triggerId, /^[0-9a-f-]{36}$/);
     assert.ok(res.html.includes("An unsaved edit"), "the draft stays as typed");
     const outbox = await waitForOutbox(deps, triggerId);
-    assert.deepEqual(outbox, [{ to_address: "+14155550123", channel: "sms", body: "Hello Ada 7" }]);
+    assert.deepEqual(outbox, [{ to_address: "+14155550123", body: "Hello Ada 7" }]);
     assert.equal(await balanceMicros(deps.sql, team.id), balance);
     const [{ sandbox }] = await deps.sql`select sandbox from triggers where id = ${triggerId}`;
     assert.equal(sandbox, true);
   },
 );
-
-/** The outbox messages of a trigger once the worker has delivered them (until the test's own timeout). */
-async function waitForOutbox(deps: Deps, triggerId: string) {
-  while (true) {
-    const rows = await deps.sql<{ to_address: string; channel: string; body: string }[]>`
-      select to_address, channel, body from outbox_all where trigger_id = ${triggerId}`;
-    if (rows.length > 0) return [...rows];
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 dbTest("a test send the API would refuse shows why: a bad number, a pending template, no test key", async () => {
   const { deps, team, keys, v } = await signedIn();
