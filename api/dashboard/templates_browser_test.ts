@@ -79,6 +79,12 @@ browserTest(
       assert.match(await textOf(page, "#saved"), /Saved/);
       await snap(page, "template-sms-saved");
 
+      // The saved page lists the template's variables to fill in the sample.
+      assert.equal(await textOf(page, "#sample_variables"), "n=");
+      await page.focus("#sample_variables");
+      await page.keyboard.press("End");
+      await page.keyboard.type("7");
+      await page.type("#sample_first_name", "Bo");
       await page.type("#sample_to", "+14155550123");
       await follow(page, "#test-button");
       assert.match(await textOf(page, "#test-result"), /Test accepted/);
@@ -86,7 +92,7 @@ browserTest(
       await snap(page, "template-sms-test-sent");
       const [message] = await waitForOutbox(deps, triggerId);
       assert.equal(message.to_address, "+14155550123");
-      assert.match(message.body, /^Hi , order  has shipped\. x+ 🚚$/, "the saved template, without the sample");
+      assert.match(message.body, /^Hi Bo, order 7 has shipped\. x{140} 🚚$/);
 
       await follow(page, "a[href='/dashboard/templates/sms']");
       assert.match(await textOf(page, "table"), /order-shipped/);
