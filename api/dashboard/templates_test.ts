@@ -282,6 +282,26 @@ dbTest(
   },
 );
 
+dbTest("an email test goes by default to the signed-in user's own address, rendered with the sample", async () => {
+  const { deps, team, owner, v } = await signedIn();
+  startWorker(deps);
+  const template = await upsertTemplate(deps.sql, team.id, "email", "news", {
+    subject: "News for {{contact_first_name}}",
+    html: "<p>{{headline}}</p>",
+  });
+  const editor = await v.get(`/dashboard/templates/email/${template.id}`);
+  assert.ok(editor.html.includes(`id="sample_to" name="sample_to" type="email" value="${owner.email}"`));
+  assert.match(editor.html, />headline=<\/textarea>/);
+  const res = await v.post(`/dashboard/templates/email/${template.id}/test`, {
+    sample_to: owner.email,
+    sample_first_name: "Ada",
+    sample_variables: "headline=Big news",
+  });
+  assert.equal(res.status, 200, res.html);
+  const outbox = await waitForOutbox(deps, textOf(res.html, "test-trigger-id") ?? "");
+  assert.deepEqual(outbox, [{ to_address: owner.email, body: "<p>Big news</p>" }]);
+});
+
 dbTest("a test send the API would refuse shows why: a bad number, a pending template, no test key", async () => {
   const { deps, team, keys, v } = await signedIn();
   const template = await upsertTemplate(deps.sql, team.id, "sms", "t", { body: "Hi" });
