@@ -18,7 +18,8 @@ import {
   sampleFromForm,
   validateDraft,
 } from "./template_form.ts";
-import { CHANNEL_NAMES, EditorPage, editorPath, listPath, TemplateListPage } from "./template_pages.tsx";
+import { EditorPage } from "./template_editor.tsx";
+import { CHANNEL_NAMES, editorPath, listPath, TemplateListPage } from "./template_list.tsx";
 import { otpKeyOf, PreviewPanel, previewTemplate } from "./template_preview.tsx";
 import { sendTest, type TestSendResult } from "./template_test_send.ts";
 
