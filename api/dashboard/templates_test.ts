@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { keyPrefix } from "../../shared/api_keys.ts";
 import { findTemplate, upsertTemplate } from "../../shared/templates.ts";
-import { dbTest, testTeam } from "../../shared/testing.ts";
+import { dbTest, jsonRequest, testTeam } from "../../shared/testing.ts";
 import { balanceMicros } from "../../shared/wallet.ts";
 import { startWorker } from "../../worker/queue.ts";
 import { dashboardFixture, testUser, type Visitor, waitForOutbox } from "./testing.ts";
@@ -69,10 +69,17 @@ dbTest(
     assert.deepEqual(stored?.country_variations, { DE: "Bestellung {{n}} ist unterwegs" });
     assert.equal(stored?.status, "pending");
 
+    const send = async () => {
+      const body = { template_key: "order-shipped", recipient_type: "direct_sms", direct_phone: "+14155550123" };
+      const res = await app.request("/api/v1/sms/send", jsonRequest("POST", body, { "X-API-Key": keys.test }));
+      return (await res.json()).message;
+    };
+    assert.equal(await send(), "Template 'order-shipped' is not approved");
     const deleted = await v.post(`/dashboard/templates/sms/${id}/delete`);
     assert.equal(deleted.status, 303);
     assert.equal(deleted.headers.get("location"), "/dashboard/templates/sms");
     assert.equal(await findTemplate(deps.sql, team.id, "sms", id), undefined);
+    assert.equal(await send(), "Template 'order-shipped' not found for team");
     assert.equal((await v.get(`/dashboard/templates/sms/${id}`)).status, 404);
     assert.equal((await v.post(`/dashboard/templates/sms/${id}/delete`)).status, 404);
   },
