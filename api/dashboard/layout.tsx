@@ -60,11 +60,11 @@ function Nav(props: { user: SessionUser; active?: Section }) {
 }
 
 /**
- * A whole page: the header and nav of a signed-in user (none signed out), then the content; `script`
- * is the path under /dashboard of a served script (the CSP allows no other).
+ * A whole page: the header and nav of a signed-in user (none signed out), then the content; `scripts`
+ * are paths under /dashboard of served files (the CSP allows no other script).
  */
 export function Page(
-  props: { title: string; user?: SessionUser; active?: Section; script?: string; children?: Child },
+  props: { title: string; user?: SessionUser; active?: Section; scripts?: string[]; children?: Child },
 ) {
   return (
     <>
@@ -75,7 +75,7 @@ export function Page(
           <meta name="viewport" content="width=device-width, initial-scale=1" />
           <title>{props.title} · Messaging dashboard</title>
           <link rel="stylesheet" href={`${BASE}${CSS_PATH}`} />
-          {props.script && <script src={`${BASE}${props.script}`} defer></script>}
+          {props.scripts?.map((path) => <script key={path} src={`${BASE}${path}`} defer></script>)}
         </head>
         <body>
           <a class="skip" href="#main">Skip to content</a>

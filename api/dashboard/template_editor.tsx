@@ -79,7 +79,7 @@ export function EditorPage(props: EditorProps) {
   const address = ADDRESS[channel];
   const title = stored ? `${name} template ${stored.key}` : `New ${name} template`;
   return (
-    <Page title={title} user={user} active="templates" script={PREVIEW_SCRIPT_PATH}>
+    <Page title={title} user={user} active="templates" scripts={[PREVIEW_SCRIPT_PATH]}>
       <p>
         <a href={listPath(channel)}>All {name} templates</a>
       </p>
