@@ -87,6 +87,14 @@ function customTexts(template: Template, country: string | undefined): Texts | u
   return complete ? texts : undefined;
 }
 
+/**
+ * Whether OTP sends would use `template` (under its reserved key) for a recipient in `country`: it is
+ * approved, has a text for the country and names the code and expiry; else the built-in text is used.
+ */
+export function usableForOtp(template: Template, country?: string): boolean {
+  return customTexts(template, country) !== undefined;
+}
+
 /** An SMS identity serves a country when it lists it, or lists none (every country). */
 function identityServes(identity: Identity, country: string | undefined): boolean {
   return identity.countries === null || (country !== undefined && identity.countries.includes(country));

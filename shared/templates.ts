@@ -72,6 +72,21 @@ export async function findTemplate(
   return template;
 }
 
+/** Deletes the team's template of `channel` with this id; whether there was one. */
+export async function deleteTemplate(db: Db, teamId: string, channel: Channel, id: string): Promise<boolean> {
+  if (!UUID.test(id)) return false;
+  const rows =
+    await db`delete from templates where team_id = ${teamId} and channel = ${channel} and id = ${id} returning id`;
+  if (rows.length > 0) sendSetupChanges.note();
+  return rows.length > 0;
+}
+
+/** The team's templates of one channel, by key. */
+export async function listTemplates(db: Db, teamId: string, channel: Channel): Promise<Template[]> {
+  return await db<Template[]>`
+    select * from templates where team_id = ${teamId} and channel = ${channel} order by key`;
+}
+
 /** Every channel's template under one key. */
 export async function findTemplatesByKey(db: Db, teamId: string, key: string): Promise<Template[]> {
   return await db<Template[]>`select * from templates where team_id = ${teamId} and key = ${key} order by channel`;

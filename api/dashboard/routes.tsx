@@ -4,7 +4,7 @@ import { HTTPException } from "hono/http-exception";
 import type { Deps } from "../../shared/deps.ts";
 import { AppError } from "../../shared/errors.ts";
 import { log } from "../../shared/log.ts";
-import { CSS_PATH, cssResponse } from "./assets.ts";
+import { CSS_PATH, cssResponse, PREVIEW_SCRIPT_PATH, previewScriptResponse } from "./assets.ts";
 import { csrfTokenMatches, sameOriginPosts } from "./csrf.ts";
 import type { DashboardEnv } from "./env.ts";
 import { keysRoutes } from "./keys.tsx";
@@ -12,6 +12,7 @@ import { BASE, MessagePage } from "./layout.tsx";
 import { clearSessionCookie, deleteSession, deleteUserSessions, findSession, sessionToken } from "./sessions.ts";
 import { signInRoutes } from "./sign_in.tsx";
 import { teamRoutes } from "./team.tsx";
+import { templatesRoutes } from "./templates.tsx";
 
 /** The answer to a post that did not come from a page of this session. */
 const FORGED = "This form has expired or did not come from the dashboard. Go back, reload the page and try again.";
@@ -69,6 +70,7 @@ export function dashboardRoutes(deps: Deps) {
   const app = new Hono<DashboardEnv>();
   app.onError(errorPage);
   app.get(CSS_PATH, () => cssResponse());
+  app.get(PREVIEW_SCRIPT_PATH, () => previewScriptResponse());
   app.use("*", pageHeaders);
   app.use("*", sameOriginPosts(deps));
   app.route("/", signInRoutes(deps));
@@ -89,6 +91,7 @@ export function dashboardRoutes(deps: Deps) {
 
   app.route("/", keysRoutes(deps));
   app.route("/", teamRoutes(deps));
+  app.route("/", templatesRoutes(deps));
   app.all("*", (c) => {
     const message = "There is no such page in the dashboard.";
     return c.html(<MessagePage title="Page not found" message={message} user={c.get("user")} />, 404);

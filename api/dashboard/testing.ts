@@ -18,6 +18,16 @@ export function randomIp(): string {
   return `10.${a}.${b}.${c}`;
 }
 
+/** The outbox messages of a trigger once the worker has recorded them (waits up to the test's own timeout). */
+export async function waitForOutbox(deps: Deps, triggerId: string): Promise<{ to_address: string; body: string }[]> {
+  while (true) {
+    const rows = await deps.sql<{ to_address: string; body: string }[]>`
+      select to_address, body from outbox_all where trigger_id = ${triggerId}`;
+    if (rows.length > 0) return [...rows];
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
 /** A password good enough for the admin API's rules. */
 export const PASSWORD = "a long test password 42";
 
