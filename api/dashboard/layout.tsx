@@ -9,6 +9,8 @@ export const BASE = "/dashboard";
 
 /** The sections of the nav; `owner` ones are not shown to members (who could not open them). */
 const SECTIONS = [
+  { id: "contacts", label: "Contacts", path: "/contacts", owner: false },
+  { id: "messages", label: "Messages", path: "/messages", owner: false },
   { id: "keys", label: "API keys", path: "/keys", owner: false },
   { id: "team", label: "Team", path: "/team", owner: true },
 ] as const;
@@ -58,8 +60,13 @@ function Nav(props: { user: SessionUser; active?: Section }) {
   );
 }
 
-/** A whole page: the header and nav of a signed-in user (none signed out), then the content. */
-export function Page(props: { title: string; user?: SessionUser; active?: Section; children?: Child }) {
+/**
+ * A whole page: the header and nav of a signed-in user (none signed out), then the content.
+ * `refresh` reloads the page after that many seconds (a progress page that needs no script).
+ */
+export function Page(
+  props: { title: string; user?: SessionUser; active?: Section; refresh?: number; children?: Child },
+) {
   return (
     <>
       {raw("<!DOCTYPE html>")}
@@ -67,6 +74,7 @@ export function Page(props: { title: string; user?: SessionUser; active?: Sectio
         <head>
           <meta charset="utf-8" />
           <meta name="viewport" content="width=device-width, initial-scale=1" />
+          {props.refresh && <meta http-equiv="refresh" content={String(props.refresh)} />}
           <title>{props.title} · Messaging dashboard</title>
           <link rel="stylesheet" href={`${BASE}${CSS_PATH}`} />
         </head>
