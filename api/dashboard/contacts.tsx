@@ -30,13 +30,19 @@ interface ListQuery {
   after?: string;
 }
 
-/** A search that looks like a phone number is matched on digits; anything else on names, email, external id. */
+/**
+ * How a search is matched: a whole email address exactly (contacts_team_email), a phone number on
+ * its digits (contacts_team_phone_digits), anything else as a part of a name, email or external id
+ * (which reads every contact of the team).
+ */
 function filtersOf(q: ListQuery): ContactFilters {
   const text = q.q?.trim() ?? "";
   const phone = /^\+?[\d\s().-]{6,}$/.test(text) ? text.replace(/\D/g, "") : "";
+  const email = /^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(text) ? text : "";
   const yesNo = (v?: string) => v === "yes" ? true : v === "no" ? false : undefined;
   return {
-    search: text && !phone ? text : undefined,
+    search: text && !phone && !email ? text : undefined,
+    email: email || undefined,
     phoneDigits: phone || undefined,
     tags: q.tag?.trim() ? [q.tag.trim()] : undefined,
     isActive: yesNo(q.active),

@@ -96,6 +96,8 @@ dbTest(
     const found = async (query: string) => contactLinks((await v.get(`/dashboard/contacts?${query}`)).html).sort();
     assert.deepEqual(await found("q=lovelace"), [ada.id]);
     assert.deepEqual(await found("q=LOVELACE%40example"), [ada.id]);
+    assert.deepEqual(await found("q=Ada.Lovelace%40Example.com"), [ada.id]);
+    assert.deepEqual(await found("q=da.lovelace%40example.com"), []);
     assert.deepEqual(await found("q=crm-18"), [ada.id]);
     assert.deepEqual(await found("q=Bob"), [bob.id]);
     assert.deepEqual(await found(`q=${encodeURIComponent("+44 7700 900123")}`), [ada.id]);

@@ -1,6 +1,9 @@
 -- The dashboard's activity log pages a team's messages newest first by keyset on (created_at, id):
 -- without this index every page, the first included, sorts all of the team's messages.
 create index messages_team_created on messages (team_id, created_at desc, id desc);
+-- Failures are what the log is most often filtered for, and few: without this, finding the last
+-- failures of a team that rarely fails reads its whole index. Only failed messages are in it.
+create index messages_team_failed on messages (team_id, created_at desc, id desc) where status = 'failed';
 
 -- The template a message was made from (its send's template_key, or a push template), so that the
 -- activity log can filter by it: a single send's request is not kept once it is done. Null for raw
