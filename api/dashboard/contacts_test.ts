@@ -298,3 +298,29 @@ dbTest("a signed-out visitor is sent to sign in from every contacts page", async
     assert.equal(res.headers.get("location"), "/dashboard/sign-in");
   }
 });
+
+dbTest(
+  "an upload or a preference change without the session's forgery token is refused and changes nothing",
+  async () => {
+    const { app, deps, team, v } = await signedInFixture();
+    const c = await createContact(deps.sql, team.id, { email: "guarded@example.com" });
+    await v.get("/dashboard/contacts");
+    const form = new FormData();
+    form.set("file", new File(["email\nforged@example.com\n"], "forged.csv", { type: "text/csv" }));
+    const forged = await app.request("/dashboard/contacts/imports", {
+      method: "POST",
+      body: form,
+      headers: { Cookie: v.cookie!, Origin: "http://localhost", "Sec-Fetch-Site": "same-origin" },
+    });
+    assert.equal(forged.status, 403);
+    const crossSite = await v.post(`/dashboard/contacts/${c.id}/preferences`, { "email.promotional": "on" }, {
+      Origin: "https://evil.example",
+      "Sec-Fetch-Site": "cross-site",
+    });
+    assert.equal(crossSite.status, 403);
+    const [{ n }] = await deps.sql`select count(*)::int as n from contact_imports where team_id = ${team.id}`;
+    assert.equal(n, 0);
+    const [{ preferences }] = await deps.sql`select preferences from contacts where id = ${c.id}`;
+    assert.equal(preferences.email.promotional, false);
+  },
+);
