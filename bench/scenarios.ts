@@ -6,6 +6,7 @@
  *   deliveries, workflow executions …) and reports how many things it did in how long.
  */
 import { call, type Scenario, withKey } from "./context.ts";
+import { DASHBOARD_SCENARIOS } from "./dashboard.ts";
 import { OTP_SCENARIOS, OTP_SEND_SCENARIOS, OTP_WRITE_SCENARIOS } from "./otp.ts";
 import { RATE_SCENARIOS } from "./rates.ts";
 import { SEND_SCENARIOS } from "./sends.ts";
@@ -66,6 +67,8 @@ export const SCENARIOS: Scenario[] = [
   ...OTP_SEND_SCENARIOS,
   ...OTP_SCENARIOS,
   ...OTP_WRITE_SCENARIOS,
+  // Reads only: after the HTTP scenarios (it seeds a team of its own), before the sends' backlogs.
+  ...DASHBOARD_SCENARIOS,
   // Sends last: each leaves a delivery backlog the bench waits for before the next scenario, except
   // after the very last one of a --quick run (nothing is measured after it).
   ...SEND_SCENARIOS,

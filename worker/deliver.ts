@@ -359,6 +359,7 @@ async function insertRows(tx: Db, fresh: Prepared[], rows: Row[]): Promise<void>
         execution_id: { type: "uuid", values: col("execution_id") },
         channel: { type: "text", values: of("channel") },
         batch_no: { type: "int", values: of("batch_no") },
+        template_key: { type: "text", values: fresh.map((p) => p.template_key) },
         recipient: { type: "text", values: col("recipient") },
         to_address: { type: "text", values: col("to_address") },
         contact_id: { type: "uuid", values: col("contact_id") },

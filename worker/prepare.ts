@@ -21,6 +21,8 @@ export interface Prepared {
   execution_id: string;
   channel: Channel;
   batch_no: number;
+  /** The template the content names (key, or a push template's key or id); null for raw content. */
+  template_key: string | null;
   /** The delivery key within the execution: the same recipient never gets two messages. */
   recipient: string;
   to_address: string | null;
@@ -101,6 +103,11 @@ export function recipientKey(address: string): string {
   return `sha256:${bytesToHex(sha256(utf8ToBytes(address)))}`;
 }
 
+/** The template a content names, as the activity log filters messages by it. */
+export function templateKeyOf(content: Content): string | null {
+  return (content.channel === "push" ? content.template : content.template_key) ?? null;
+}
+
 function base(ctx: ExecutionContext, recipient: string, to: string | null, contactId: string | null): Prepared {
   return {
     id: newUlid(),
@@ -109,6 +116,7 @@ function base(ctx: ExecutionContext, recipient: string, to: string | null, conta
     execution_id: ctx.execution.id,
     channel: ctx.execution.content.channel,
     batch_no: ctx.batchNo,
+    template_key: templateKeyOf(ctx.execution.content),
     recipient,
     to_address: to,
     contact_id: contactId,

@@ -10,6 +10,8 @@ export const BASE = "/dashboard";
 /** The sections of the nav; `owner` ones are not shown to members (who could not open them). */
 const SECTIONS = [
   { id: "templates", label: "Templates", path: "/templates", owner: false },
+  { id: "contacts", label: "Contacts", path: "/contacts", owner: false },
+  { id: "messages", label: "Messages", path: "/messages", owner: false },
   { id: "keys", label: "API keys", path: "/keys", owner: false },
   { id: "team", label: "Team", path: "/team", owner: true },
 ] as const;
@@ -61,10 +63,18 @@ function Nav(props: { user: SessionUser; active?: Section }) {
 
 /**
  * A whole page: the header and nav of a signed-in user (none signed out), then the content; `scripts`
- * are paths under /dashboard of served files (the CSP allows no other script).
+ * are paths under /dashboard of served files (the CSP allows no other script); `refresh` reloads the
+ * page after that many seconds (a progress page that needs no script).
  */
 export function Page(
-  props: { title: string; user?: SessionUser; active?: Section; scripts?: string[]; children?: Child },
+  props: {
+    title: string;
+    user?: SessionUser;
+    active?: Section;
+    scripts?: string[];
+    refresh?: number;
+    children?: Child;
+  },
 ) {
   return (
     <>
@@ -73,6 +83,7 @@ export function Page(
         <head>
           <meta charset="utf-8" />
           <meta name="viewport" content="width=device-width, initial-scale=1" />
+          {props.refresh && <meta http-equiv="refresh" content={String(props.refresh)} />}
           <title>{props.title} · Messaging dashboard</title>
           <link rel="stylesheet" href={`${BASE}${CSS_PATH}`} />
           {props.scripts?.map((path) => <script key={path} src={`${BASE}${path}`} defer></script>)}

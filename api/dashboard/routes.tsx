@@ -7,7 +7,10 @@ import { log } from "../../shared/log.ts";
 import { CSS_PATH, cssResponse, PREVIEW_SCRIPT_PATH, previewScriptResponse } from "./assets.ts";
 import { csrfTokenMatches, sameOriginPosts } from "./csrf.ts";
 import type { DashboardEnv } from "./env.ts";
+import { contactsRoutes } from "./contacts.tsx";
+import { importRoutes } from "./imports.tsx";
 import { keysRoutes } from "./keys.tsx";
+import { messagesRoutes } from "./messages.tsx";
 import { BASE, MessagePage } from "./layout.tsx";
 import { clearSessionCookie, deleteSession, deleteUserSessions, findSession, sessionToken } from "./sessions.ts";
 import { signInRoutes } from "./sign_in.tsx";
@@ -90,6 +93,10 @@ export function dashboardRoutes(deps: Deps) {
   });
 
   app.route("/", keysRoutes(deps));
+  // Imports before contacts: "/contacts/imports/…" is not a contact's page.
+  app.route("/", importRoutes(deps));
+  app.route("/", contactsRoutes(deps));
+  app.route("/", messagesRoutes(deps));
   app.route("/", teamRoutes(deps));
   app.route("/", templatesRoutes(deps));
   app.all("*", (c) => {

@@ -110,3 +110,70 @@ export async function dashboardFixture(overrides: Partial<Config> = {}, now?: ()
     visitor: (headers?: Record<string, string>) => new Visitor(app, headers),
   };
 }
+
+/** A message row as a test wants it; what is left out gets a plain default. */
+export interface TestMessage {
+  channel?: string;
+  status?: string;
+  to_address?: string;
+  contact_id?: string | null;
+  trigger_id?: string;
+  cost_micros?: number;
+  created_at?: Date;
+}
+
+/**
+ * Writes messages straight into the team's records (as the worker would), one second apart from
+ * `start` in the order given, so that newest-first pages have a known order; their ids, oldest first.
+ */
+export async function insertMessages(
+  deps: Deps,
+  teamId: string,
+  messages: TestMessage[],
+  start = Date.now() - 86_400_000,
+) {
+  const trigger = crypto.randomUUID();
+  const rows = messages.map((m, i) => ({
+    id: `msg_${crypto.randomUUID().replaceAll("-", "")}`,
+    execution_id: crypto.randomUUID(),
+    recipient: m.to_address ?? `r${i}@example.com`,
+    team_id: teamId,
+    trigger_id: m.trigger_id ?? trigger,
+    channel: m.channel ?? "email",
+    status: m.status ?? "sent",
+    to_address: m.to_address ?? `r${i}@example.com`,
+    contact_id: m.contact_id ?? null,
+    cost_micros: m.cost_micros ?? 1000,
+    created_at: m.created_at ?? new Date(start + i * 1000),
+  }));
+  await deps.sql`insert into messages ${deps.sql(rows)}`;
+  return rows.map((r) => r.id);
+}
+
+/** The "Next page" link of a keyset list, if any. */
+export function nextLink(html: string): string | undefined {
+  return /<a href="([^"]+)" rel="next">/.exec(html)?.[1]?.replaceAll("&amp;", "&");
+}
+
+/** A fixture whose owner (or member) is signed in as `v`. */
+export async function signedInFixture(role: DashboardRole = "owner") {
+  const f = await dashboardFixture();
+  const v = f.visitor();
+  await v.signIn(role === "owner" ? f.owner.email : f.member.email);
+  return { ...f, v };
+}
+
+/** The ids (as `linksOf` reads them) a keyset list shows, following its next-page links to the end. */
+export async function allPages(v: Visitor, path: string, linksOf: (html: string) => string[]) {
+  const ids: string[] = [];
+  let next: string | undefined = path;
+  let pages = 0;
+  while (next) {
+    const page = await v.get(next);
+    if (page.status !== 200) throw new Error(`${next} answered ${page.status}`);
+    ids.push(...linksOf(page.html));
+    next = nextLink(page.html);
+    pages++;
+  }
+  return { ids, pages };
+}

@@ -21,6 +21,8 @@ export interface ContactFilters {
   createdBefore?: Date;
   /** Exact email, case-insensitive. */
   email?: string;
+  /** A phone number's digits: contacts whose `custom_fields.phone` has the same (contacts_team_phone_digits). */
+  phoneDigits?: string;
 }
 
 /** Columns a page-mode list may be sorted by. */
@@ -56,7 +58,13 @@ function where(db: Db, teamId: string, f: ContactFilters): postgres.Fragment {
   }
     ${f.createdAfter ? db`and created_at > ${f.createdAfter}` : db``}
     ${f.createdBefore ? db`and created_at < ${f.createdBefore}` : db``}
-    ${f.email ? db`and lower(email) = lower(${f.email})` : db``}`;
+    ${f.email ? db`and lower(email) = lower(${f.email})` : db``}
+    ${
+    f.phoneDigits
+      ? db`and custom_fields ? 'phone'
+        and regexp_replace(custom_fields ->> 'phone', '[^0-9]', '', 'g') = ${f.phoneDigits}`
+      : db``
+  }`;
 }
 
 const LIST_COLUMNS = ["id", "external_id", "email", "first_name", "last_name", "tags", "is_active", "created_at"];

@@ -1,0 +1,195 @@
+/**
+ * Dashboard rendering (issue 31): how long the contacts and messages pages take to answer for a team
+ * with 100,000 contacts and 1,000,000 messages (20,000 and 200,000 with `--quick`), seeded straight
+ * into the database with generate_series. One row a page, its requests one after another as one
+ * signed-in user would send them; the notes give p95, which the issue wants under 100 ms. Needs
+ * DATABASE_URL (on PGlite the database lives inside the service, out of the bench's reach).
+ *
+ *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test deno task bench --only=dashboard
+ */
+import { md5 } from "@noble/hashes/legacy.js";
+import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
+import postgres from "postgres";
+import type { BenchContext, RateResult, RateScenario } from "./context.ts";
+import { progress } from "./measure.ts";
+import { admin, freshTeam } from "./team.ts";
+
+/** The issue's bound on a page's p95. */
+const TARGET_P95_MS = 100;
+
+/** What the seeded team holds and how its session reaches the service. */
+interface Seeded {
+  ctx: BenchContext;
+  cookie: string;
+  contacts: number;
+  messages: number;
+  /** A seeded contact's id (n from 1), and a seeded message's. */
+  contactId: (n: number) => string;
+  messageId: (n: number) => string;
+}
+
+const KEY = "dashboard";
+
+function sizes(ctx: BenchContext) {
+  return ctx.quick ? { contacts: 20_000, messages: 200_000, requests: 30 } : {
+    contacts: 100_000,
+    messages: 1_000_000,
+    requests: 200,
+  };
+}
+
+/** Seeds contacts and messages in a few statements: ids derived from the number, so pages can name them. */
+async function seed(sql: postgres.Sql, teamId: string, contacts: number, messages: number): Promise<void> {
+  await sql`
+    insert into contacts (id, team_id, external_id, email, first_name, last_name, tags, custom_fields, created_at)
+    select md5(${teamId} || ':c:' || n)::uuid, ${teamId}, 'ext-' || n, 'person' || n || '@bench.example',
+      'First' || n, 'Last' || n, case when n % 10 = 0 then '{vip}'::text[] else '{}'::text[] end,
+      jsonb_build_object('phone', '+1415' || lpad(n::text, 7, '0'), 'plan', 'gold'),
+      now() - n * interval '1 minute'
+    from generate_series(1, ${contacts}::int) n`;
+  // A message a contact, round and round; 1,000 a trigger; one every few seconds over the last months.
+  await sql`
+    insert into messages (id, execution_id, recipient, team_id, trigger_id, channel, to_address, contact_id,
+      status, provider, provider_message_id, cost_micros, error, created_at, sent_at, template_key)
+    select 'bench' || lpad(n::text, 9, '0'),
+      md5(${teamId} || ':e:' || (n / 1000))::uuid,
+      'person' || (n % ${contacts}::int + 1) || '@bench.example',
+      ${teamId}, md5(${teamId} || ':t:' || (n / 1000))::uuid,
+      (array['email', 'sms', 'whatsapp', 'push'])[n % 4 + 1],
+      'person' || (n % ${contacts}::int + 1) || '@bench.example',
+      md5(${teamId} || ':c:' || (n % ${contacts}::int + 1))::uuid,
+      case when n % 50 = 1 then 'failed' else 'sent' end, 'bench', 'pm-' || n, 1000,
+      case when n % 50 = 1 then 'Bench failure' end,
+      now() - n * interval '5 seconds', now() - n * interval '5 seconds', 'bench'
+    from generate_series(1, ${messages}::int) n`;
+  await sql`analyze contacts`;
+  await sql`analyze messages`;
+}
+
+/** Creates the team's owner through the admin API and signs in through the form; the session cookie. */
+async function signIn(ctx: BenchContext): Promise<string> {
+  const email = `owner-${ctx.runId}@bench.example`;
+  const password = `bench password ${ctx.runId} long enough`;
+  await admin(ctx, "POST", `/teams/${ctx.team.id}/users`, { email, password, role: "owner" });
+  const res = await fetch(`${ctx.url}/dashboard/sign-in`, {
+    method: "POST",
+    body: new URLSearchParams({ email, password }),
+    headers: { Origin: ctx.url, "Sec-Fetch-Site": "same-origin" },
+    redirect: "manual",
+  });
+  await res.body?.cancel();
+  const cookie = res.headers.get("set-cookie")?.split(";")[0];
+  if (res.status !== 303 || !cookie) throw new Error(`dashboard sign-in answered ${res.status}`);
+  return cookie;
+}
+
+async function seeded(ctx: BenchContext): Promise<Seeded> {
+  const done = ctx.state[KEY] as Seeded | undefined;
+  if (done) return done;
+  if (!ctx.databaseUrl) throw new Error("needs DATABASE_URL: the team is seeded straight into the database");
+  const team = await freshTeam(ctx, "dashboard");
+  const { contacts, messages } = sizes(ctx);
+  const sql = postgres(ctx.databaseUrl, { max: 1, onnotice: () => {} });
+  const started = performance.now();
+  try {
+    await seed(sql, team.team.id, contacts, messages);
+  } finally {
+    await sql.end();
+  }
+  progress(
+    `dashboard: ${contacts} contacts and ${messages} messages seeded in ${
+      ((performance.now() - started) / 1000).toFixed(0)
+    } s`,
+  );
+  const teamId = team.team.id;
+  const state: Seeded = {
+    ctx: team,
+    cookie: await signIn(team),
+    contacts,
+    messages,
+    // Ids as seed() derives them (md5 of text, as a uuid).
+    contactId: (n) => uuidOfMd5(`${teamId}:c:${n}`),
+    messageId: (n) => `bench${String(n).padStart(9, "0")}`,
+  };
+  ctx.state[KEY] = state;
+  return state;
+}
+
+/** The uuid Postgres makes of `md5(text)::uuid`. */
+function uuidOfMd5(text: string): string {
+  const hex = bytesToHex(md5(utf8ToBytes(text)));
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+/** Times `count` page loads one after another (after a few to warm up); a row's result. */
+async function timePages(s: Seeded, count: number, pathOf: (i: number) => string): Promise<RateResult> {
+  const load = async (path: string) => {
+    const t = performance.now();
+    const res = await fetch(`${s.ctx.url}${path}`, { headers: { Cookie: s.cookie }, redirect: "manual" });
+    await res.arrayBuffer();
+    return { ms: performance.now() - t, ok: res.status === 200 };
+  };
+  for (let i = 0; i < 5; i++) await load(pathOf(count + i));
+  const times: number[] = [];
+  let errors = 0;
+  const started = performance.now();
+  for (let i = 0; i < count; i++) {
+    const { ms, ok } = await load(pathOf(i));
+    times.push(ms);
+    if (!ok) errors++;
+  }
+  const seconds = (performance.now() - started) / 1000;
+  times.sort((a, b) => a - b);
+  const p95 = percentile(times, 95);
+  const verdict = p95 < TARGET_P95_MS ? "met" : "missed";
+  return {
+    count,
+    seconds,
+    errors,
+    p50Ms: percentile(times, 50),
+    p99Ms: percentile(times, 99),
+    note: `p95 ${
+      p95.toFixed(1)
+    } ms (target < ${TARGET_P95_MS} ms: ${verdict}); ${s.contacts} contacts, ${s.messages} messages`,
+  };
+}
+
+/** One scenario a page: its path for the i-th request. */
+function page(name: string, pathOf: (s: Seeded, i: number) => string): RateScenario {
+  return {
+    kind: "rate",
+    name: `dashboard: ${name}`,
+    unit: "pages",
+    async setup(ctx) {
+      await seeded(ctx);
+    },
+    async run(ctx) {
+      const s = await seeded(ctx);
+      return await timePages(s, sizes(ctx).requests, (i) => pathOf(s, i));
+    },
+  };
+}
+
+/** A spread of numbers in 1..max for the i-th request (a prime stride: pages the cache has not seen). */
+function spread(i: number, max: number): number {
+  return ((i * 7919) % max) + 1;
+}
+
+/** The dashboard pages measured, each a row. */
+export const DASHBOARD_SCENARIOS: RateScenario[] = [
+  page("contacts list", () => "/dashboard/contacts"),
+  page(
+    "contacts search, whole email",
+    (s, i) => `/dashboard/contacts?q=person${spread(i, s.contacts)}%40bench.example`,
+  ),
+  page("contacts search, part of a name", (s, i) => `/dashboard/contacts?q=irst${spread(i, s.contacts)}`),
+  page("contact page", (s, i) => `/dashboard/contacts/${s.contactId(spread(i, s.contacts))}`),
+  page("activity log", () => "/dashboard/messages"),
+  page("activity log, failed sms", () => "/dashboard/messages?channel=sms&status=failed"),
+  page("activity log, deep page", (s, i) => `/dashboard/messages?after=${s.messageId(s.messages - 1000 - i)}`),
+  page("message page", (s, i) => `/dashboard/messages/${s.messageId(spread(i, s.messages))}`),
+];
