@@ -1,6 +1,7 @@
 /**
  * `deno task bench [--quick] [--only=<text>] [--connections=50,200] [--duration=5] [--env=KEY=VALUE …]
- *                  [--profile] [--diagnose] [--entry=<file>] [--worker-process] [--load=wrk|autocannon]`
+ *                  [--profile] [--diagnose] [--entry=<file>] [--worker-process] [--load=wrk|autocannon]
+ *                  [--sustained=2000,4000,8000,12000] [--sustained-seconds=60] [--fanout=1000000]`
  *                  (see bench/README.md)
  *
  * Starts the baseline servers (bench/baselines.ts) and then the service (main.ts) on loopback, each in
@@ -58,7 +59,9 @@ async function main(): Promise<void> {
         select pid from pg_stat_activity where datname = ${database!.name} and pid <> pg_backend_pid()`)
         .map((r) => r.pid));
 
-  const matches = (name: string) => !options.only || name.toLowerCase().includes(options.only.toLowerCase());
+  // `--only=a,b`: scenarios whose name contains any of them.
+  const matches = (name: string) =>
+    !options.only || options.only.toLowerCase().split(",").some((part) => name.toLowerCase().includes(part.trim()));
   const scenarios = SCENARIOS.filter((s) => matches(s.name));
   // The sustained scenario's SMS go to a fake Twilio in this process (and then every SMS of the run does).
   const twilio = scenarios.some((s) => s.kind === "rate" && s.needs?.includes("twilio"))

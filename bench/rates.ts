@@ -1,6 +1,7 @@
 /**
- * Rate scenarios (issue 3 fan-out, workflow throughput): each on a fresh team so that its tag reaches
- * exactly its own contacts. Setup creates the contacts through POST /api/v1/contacts/bulk; the run
+ * Rate scenarios (issue 3 fan-out, workflow throughput; issue 29 the large fan-out and the sustained
+ * SMS rate): each on a fresh team so that its tag reaches exactly its own contacts. Setup creates the
+ * contacts (in the database with DATABASE_URL, else through POST /api/v1/contacts/bulk); the run
  * starts one send (or workflow trigger) for all of them and polls its trigger until it completes.
  */
 import type { BenchContext, RateResult, RateScenario } from "./context.ts";
