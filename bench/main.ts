@@ -238,7 +238,7 @@ async function main(): Promise<void> {
       quick: options.quick,
       loadSeconds: (options.warmupSec + options.durationSec) * options.connections.length * options.rounds,
       databaseUrl: database?.url,
-      pg: monitor && dbPids ? pgProbe(monitor, dbPids) : undefined,
+      pg: monitor ? pgProbe(monitor, database!.name) : undefined,
       twilio,
       sustained: { rates: options.sustainedRates, seconds: options.sustainedSec },
       fanoutContacts: options.fanout,

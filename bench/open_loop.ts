@@ -179,11 +179,10 @@ export async function runOpenLoop(
 ): Promise<GeneratorResult> {
   const target = new URL(plan.url);
   const encoder = new TextEncoder();
-  const head = (length: number) => {
-    let h = `${plan.method} ${plan.path} HTTP/1.1\r\nhost: ${target.host}\r\n`;
-    for (const [k, v] of Object.entries(plan.headers)) h += `${k}: ${v}\r\n`;
-    return `${h}content-type: application/json\r\ncontent-length: ${length}\r\n\r\n`;
-  };
+  let headPrefix = `${plan.method} ${plan.path} HTTP/1.1\r\nhost: ${target.host}\r\n`;
+  for (const [k, v] of Object.entries(plan.headers)) headPrefix += `${k}: ${v}\r\n`;
+  headPrefix += "content-type: application/json\r\n";
+  const head = (length: number) => `${headPrefix}content-length: ${length}\r\n\r\n`;
   const [beforeSeq, afterSeq] = plan.bodyTemplate.split("%SEQ%");
   if (afterSeq === undefined) throw new Error("the body template has no %SEQ%");
   const conns = await Promise.all(
@@ -247,9 +246,10 @@ export async function runOpenLoop(
       onTick({ type: "tick", at: now, sent, ok });
       nextTick += TICK_MS;
     }
-    // Sleep to the next due time (timers here fire about every millisecond at best).
+    // Sleep to the next due time, a millisecond at least: the requests due meanwhile go out together
+    // (a loop per request at 12,000/s would cost the generator more than the requests do).
     const wait = dueAt(start, plan.rate, sent) - epochMs();
-    await new Promise((r) => setTimeout(r, Math.max(0, Math.min(wait, TICK_MS))));
+    await new Promise((r) => setTimeout(r, Math.max(1, Math.min(wait, TICK_MS))));
   }
   const graceEnd = epochMs() + (plan.graceSec ?? 30) * 1000;
   while (answered < sent && epochMs() < graceEnd && conns.some((c) => !c.closed)) {

@@ -1,16 +1,19 @@
 /**
  * What the database spends on the work of a measurement (issue 29: Postgres CPU and WAL bytes per
  * accepted send and per delivery): the CPU of the backends serving the bench database (from /proc,
- * when the server runs on this machine) and the WAL the cluster wrote (pg_current_wal_lsn() before and
- * after). WAL is the whole cluster's: other databases written meanwhile count too.
+ * when the server runs on this machine; its autovacuum workers apart, as they may be cleaning up
+ * after an earlier scenario) and the WAL the cluster wrote (pg_current_wal_lsn() before and after).
+ * WAL is the whole cluster's: other databases written meanwhile count too.
  */
 import type postgres from "postgres";
 import { cpuSeconds } from "./server.ts";
 
 /** The database's counters at one moment. */
 export interface PgSnapshot {
-  /** CPU seconds of each backend serving the bench database, by pid. */
+  /** CPU seconds of each client backend serving the bench database, by pid. */
   cpu: Map<number, number>;
+  /** The same of its autovacuum workers (which may be paying for earlier work, e.g. a fan-out's rows). */
+  autovacuum: Map<number, number>;
   /** The cluster's WAL position, in bytes. */
   wal: bigint;
 }
@@ -22,8 +25,10 @@ export interface PgProbe {
 
 /** What the database spent between two snapshots. */
 export interface PgCost {
-  /** Backend CPU seconds (a backend that ended in between is missed; one that started counts whole). */
+  /** Client backend CPU seconds (a backend that ended in between is missed; one that started counts whole). */
   cpuSeconds: number;
+  /** Autovacuum workers' CPU seconds, counted the same way. */
+  autovacuumSeconds: number;
   walBytes: number;
 }
 
@@ -34,31 +39,49 @@ export function parseLsn(lsn: string): bigint {
   return (BigInt(`0x${hi}`) << 32n) + BigInt(`0x${lo}`);
 }
 
-/** A probe over `sql` (a connection to the server, any database) and the bench database's backends. */
-export function pgProbe(sql: postgres.Sql, pids: () => Promise<number[]>): PgProbe {
+/** A probe over `sql` (a connection to the server, any database) and the backends of database `name`. */
+export function pgProbe(sql: postgres.Sql, name: string): PgProbe {
   return {
     async snapshot() {
       const cpu = new Map<number, number>();
-      for (const pid of await pids()) cpu.set(pid, await cpuSeconds(pid));
+      const autovacuum = new Map<number, number>();
+      const backends = await sql<{ pid: number; kind: string }[]>`
+        select pid, backend_type as kind from pg_stat_activity where datname = ${name} and pid <> pg_backend_pid()`;
+      for (const { pid, kind } of backends) {
+        (kind === "autovacuum worker" ? autovacuum : cpu).set(pid, await cpuSeconds(pid));
+      }
       const [{ lsn }] = await sql<{ lsn: string }[]>`select pg_current_wal_lsn()::text as lsn`;
-      return { cpu, wal: parseLsn(lsn) };
+      return { cpu, autovacuum, wal: parseLsn(lsn) };
     },
   };
 }
 
-/** What was spent from `before` to `after`. */
-export function pgCost(before: PgSnapshot, after: PgSnapshot): PgCost {
-  let cpu = 0;
-  for (const [pid, seconds] of after.cpu) cpu += seconds - (before.cpu.get(pid) ?? 0);
-  return { cpuSeconds: cpu, walBytes: Number(after.wal - before.wal) };
+/** CPU seconds spent from `before` to `after` by the processes of `after`. */
+function spent(before: Map<number, number>, after: Map<number, number>): number {
+  let seconds = 0;
+  for (const [pid, now] of after) seconds += now - (before.get(pid) ?? 0);
+  return seconds;
 }
 
-/** "Postgres 41 µs CPU + 1,204 B WAL per accepted send (…)": the cost divided by each count given. */
+/** What was spent from `before` to `after`. */
+export function pgCost(before: PgSnapshot, after: PgSnapshot): PgCost {
+  return {
+    cpuSeconds: spent(before.cpu, after.cpu),
+    autovacuumSeconds: spent(before.autovacuum, after.autovacuum),
+    walBytes: Number(after.wal - before.wal),
+  };
+}
+
+/**
+ * "Postgres 41 µs CPU (+ 3 µs autovacuum) + 1,204 B WAL per accepted send, …": the cost divided by
+ * each count given.
+ */
 export function describePgCost(cost: PgCost, per: Record<string, number>): string {
+  const us = (seconds: number, n: number) => Math.round((seconds * 1e6) / n).toLocaleString("en-US");
   const parts = Object.entries(per).filter(([, n]) => n > 0).map(([what, n]) =>
-    `${Math.round((cost.cpuSeconds * 1e6) / n).toLocaleString("en-US")} µs CPU + ${
-      Math.round(cost.walBytes / n).toLocaleString("en-US")
-    } B WAL per ${what}`
+    `${us(cost.cpuSeconds, n)} µs CPU${
+      cost.autovacuumSeconds > 0 ? ` (+ ${us(cost.autovacuumSeconds, n)} µs autovacuum)` : ""
+    } + ${Math.round(cost.walBytes / n).toLocaleString("en-US")} B WAL per ${what}`
   );
   return parts.length > 0 ? `Postgres ${parts.join(", ")}` : "Postgres: nothing to divide by";
 }

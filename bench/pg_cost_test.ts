@@ -9,15 +9,22 @@ Deno.test("parseLsn reads both halves of an LSN as one byte position", () => {
 
 Deno.test("pgCost counts each backend's CPU since the first snapshot, a new backend's whole", () => {
   const cost = pgCost(
-    { cpu: new Map([[1, 2], [2, 5]]), wal: parseLsn("0/1000") },
-    { cpu: new Map([[1, 3.5], [3, 0.25]]), wal: parseLsn("1/0") },
+    { cpu: new Map([[1, 2], [2, 5]]), autovacuum: new Map([[9, 1]]), wal: parseLsn("0/1000") },
+    { cpu: new Map([[1, 3.5], [3, 0.25]]), autovacuum: new Map([[9, 1.5]]), wal: parseLsn("1/0") },
   );
-  assert.deepEqual(cost, { cpuSeconds: 1.75, walBytes: 2 ** 32 - 0x1000 });
+  assert.deepEqual(cost, { cpuSeconds: 1.75, autovacuumSeconds: 0.5, walBytes: 2 ** 32 - 0x1000 });
 });
 
 Deno.test("describePgCost divides by every non-zero count", () => {
   assert.equal(
-    describePgCost({ cpuSeconds: 0.5, walBytes: 12_000_000 }, { "accepted send": 10_000, delivery: 0 }),
+    describePgCost({ cpuSeconds: 0.5, autovacuumSeconds: 0, walBytes: 12_000_000 }, {
+      "accepted send": 10_000,
+      delivery: 0,
+    }),
     "Postgres 50 µs CPU + 1,200 B WAL per accepted send",
+  );
+  assert.equal(
+    describePgCost({ cpuSeconds: 0.5, autovacuumSeconds: 0.1, walBytes: 0 }, { delivery: 10_000 }),
+    "Postgres 50 µs CPU (+ 10 µs autovacuum) + 0 B WAL per delivery",
   );
 });
