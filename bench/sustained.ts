@@ -24,11 +24,14 @@ const CONNECTIONS = 128;
 /** How long the bench waits, after the schedule, for the last accepted sends to reach Twilio. */
 const DRAIN_LIMIT_MS = 120_000;
 
-/** The backlog at one moment: sends accepted and not yet at the provider. */
+/** Counts at one moment, cumulative: the service's backlog is `accepted - delivered`. */
 export interface DepthSample {
   /** Seconds since the first due time. */
   t: number;
+  /** Requests the generator had written. */
+  sent: number;
   accepted: number;
+  /** Messages at the fake Twilio. */
   delivered: number;
 }
 
@@ -44,9 +47,10 @@ export function sampleAt(samples: DepthSample[], t: number): DepthSample {
 }
 
 /**
- * A step kept up when nearly every offered send was accepted and the backlog stayed flat over its
- * second half: it grew by less than half a second of offered sends (a backlog that keeps growing
- * means deliveries run slower than accepts, however long the run).
+ * A step kept up when nearly every offered send was accepted and what was offered but not yet at
+ * Twilio (requests waiting for an answer plus the service's backlog) stayed flat over its second half:
+ * it grew by less than half a second of offered sends. Growing, however long the run, means the
+ * service accepts or delivers slower than the offered rate.
  */
 export function verdict(
   offered: number,
@@ -60,7 +64,7 @@ export function verdict(
   }
   if (errors > 0) return { keptUp: false, why: `${errors} errors` };
   if (samples.length === 0) return { keptUp: false, why: "no backlog samples" };
-  const depth = (s: DepthSample) => s.accepted - s.delivered;
+  const depth = (s: DepthSample) => s.sent - s.delivered;
   const growth = depth(sampleAt(samples, seconds)) - depth(sampleAt(samples, seconds / 2));
   if (growth > offered / 2) return { keptUp: false, why: `backlog grew by ${growth} over the second half` };
   return { keptUp: true, why: "backlog flat" };
@@ -145,7 +149,7 @@ async function step(ctx: BenchContext, team: BenchContext, offered: number, firs
       firstSeq,
     }, (tick) => {
       // Epoch ms for now: made relative to the first due time once the result gives it.
-      samples.push({ t: tick.at, accepted: tick.ok, delivered: recording.count });
+      samples.push({ t: tick.at, sent: tick.sent, accepted: tick.ok, delivered: recording.count });
     });
     return { result, allDelivered: await delivered(recording, result.ok) };
   });
@@ -157,11 +161,11 @@ async function step(ctx: BenchContext, team: BenchContext, offered: number, firs
   const errors = result.sent - result.ok;
   const check = verdict(offered, seconds, result.ok, errors, samples);
   const inWindow = samples.filter((s) => s.t <= seconds + 0.3);
-  const atEnd = inWindow.at(-1) ?? { t: seconds, accepted: 0, delivered: 0 };
+  const atEnd = inWindow.at(-1) ?? { t: seconds, sent: 0, accepted: 0, delivered: 0 };
   const latencies = recording.latencies.subarray(0, recording.count).sort();
   const depth = (t: number) => {
     const s = sampleAt(samples, t);
-    return int(s.accepted - s.delivered);
+    return `${int(s.accepted - s.delivered)}+${int(s.sent - s.accepted)}`;
   };
   const acceptSeconds = Math.max(seconds, (result.lastAnswerAt - result.startedAt) / 1000);
   const wall = (pid: number) => `${int((pid * 1e6) / Math.max(1, result.sent))} µs/send`;
@@ -171,7 +175,9 @@ async function step(ctx: BenchContext, team: BenchContext, offered: number, firs
       result.p99Ms.toFixed(1)
     } ms from due time)`,
     `delivered ${int(atEnd.delivered / Math.max(atEnd.t, 0.001))}/s while offered`,
-    `backlog at start/middle/end ${depth(seconds * 0.1)}/${depth(seconds / 2)}/${depth(seconds)}`,
+    `backlog (accepted, not at Twilio + sent, not answered) at start/middle/end ${depth(seconds * 0.1)} / ${
+      depth(seconds / 2)
+    } / ${depth(seconds)}`,
     check.keptUp ? "**kept up**" : `**fell behind** (${check.why})`,
     allDelivered ? "all delivered" : `${int(result.ok - recording.count)} never reached Twilio`,
     `service ${wall(cpu.service)}, generator ${wall(result.cpuSeconds)} (${
