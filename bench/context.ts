@@ -1,6 +1,8 @@
 /** What scenarios are made of: the context they act in, their kinds, and helpers to call the service. */
 import type { BaselineMode } from "./baselines.ts";
 import { type RequestSpec, sendOnce } from "./load.ts";
+import type { PgProbe } from "./pg_cost.ts";
+import type { TwilioProbe } from "./twilio_probe.ts";
 
 /** What every scenario can use: the running service and a team on it. */
 export interface BenchContext {
@@ -23,6 +25,14 @@ export interface BenchContext {
   loadSeconds: number;
   /** The bench database, when it is a real server (DATABASE_URL): setup may write to it directly. */
   databaseUrl?: string;
+  /** The bench database's CPU and WAL, when its server runs on this machine (see pg_cost.ts). */
+  pg?: PgProbe;
+  /** The fake Twilio the service sends SMS to, when a scenario that needs it runs (see twilio_probe.ts). */
+  twilio?: TwilioProbe;
+  /** The sustained scenario's offered rates (sends/s, in order) and seconds at each. */
+  sustained: { rates: number[]; seconds: number };
+  /** `--fanout=N`: also fan out to N contacts, beside the usual size. */
+  fanoutContacts?: number;
 }
 
 /** An HTTP endpoint under load. */
@@ -48,6 +58,8 @@ export interface HttpScenario {
 
 /** What a rate scenario did. */
 export interface RateResult {
+  /** The row's name, when a scenario gives several rows (default: the scenario's). */
+  name?: string;
   count: number;
   seconds: number;
   errors?: number;
@@ -55,6 +67,8 @@ export interface RateResult {
   p99Ms?: number;
   /** Shown in the row's notes (e.g. peak RSS). */
   note?: string;
+  /** A rate of the same run to compare with instead of the scenario's target (e.g. the smaller fan-out's). */
+  compareTo?: { label: string; rate: number };
 }
 
 /** A non-HTTP measurement: runs a function and reports a rate (e.g. deliveries/s). */
@@ -65,8 +79,13 @@ export interface RateScenario {
   unit: string;
   /** The rate the issue asks for: the row's ratio is to it. */
   target?: number;
+  /** False skips the scenario quietly (an opt-in measurement that was not asked for). */
+  enabled?: (ctx: BenchContext) => boolean;
+  /** Services the bench must start beside the service: "twilio", a fake Twilio its SMS go to. */
+  needs?: "twilio"[];
   setup?: (ctx: BenchContext) => Promise<void>;
-  run: (ctx: BenchContext) => Promise<RateResult>;
+  /** One result, or several rows (each named). */
+  run: (ctx: BenchContext) => Promise<RateResult | RateResult[]>;
 }
 
 /** A measurement the bench runs. */

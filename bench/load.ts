@@ -4,6 +4,7 @@
  * per-request bodies via `setupRequest`, status and timing events).
  */
 import autocannon from "autocannon";
+import { percentile } from "./percentile.ts";
 import { prepareWrk, wrkInstalled } from "./wrk.ts";
 
 /** One request to send: built afresh for every request, so bodies and paths can vary. */
@@ -69,13 +70,6 @@ function toAutocannon(spec: RequestSpec) {
     headers,
     body: spec.body === undefined ? undefined : JSON.stringify(spec.body),
   };
-}
-
-/** The `p`th percentile of ascending `sorted` (nearest rank). */
-export function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  const index = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[index];
 }
 
 // deno-lint-ignore no-explicit-any

@@ -1,6 +1,7 @@
 /**
  * `deno task bench [--quick] [--only=<text>] [--connections=50,200] [--duration=5] [--env=KEY=VALUE …]
- *                  [--profile] [--diagnose] [--entry=<file>] [--worker-process] [--load=wrk|autocannon]`
+ *                  [--profile] [--diagnose] [--entry=<file>] [--worker-process] [--load=wrk|autocannon]
+ *                  [--sustained=2000,4000,8000,12000] [--sustained-seconds=60] [--fanout=1000000]`
  *                  (see bench/README.md)
  *
  * Starts the baseline servers (bench/baselines.ts) and then the service (main.ts) on loopback, each in
@@ -23,11 +24,13 @@ import {
 } from "./measure.ts";
 import { GENERATOR_LABELS } from "./load.ts";
 import { cleanEnv, parseArgs } from "./options.ts";
+import { pgProbe } from "./pg_cost.ts";
 import { Inspector } from "./profile.ts";
 import { type BenchContext, SCENARIOS } from "./scenarios.ts";
 import { freePort, type ServerProcess, startServer, startTaskV8Flags, stopAll } from "./server.ts";
 import { renderTable, type Row } from "./table.ts";
 import { checkTargets, renderVerdicts } from "./targets.ts";
+import { startTwilioProbe } from "./twilio_probe.ts";
 
 function randomHex(bytes: number): string {
   return Array.from(crypto.getRandomValues(new Uint8Array(bytes)), (b) => b.toString(16).padStart(2, "0")).join("");
@@ -56,6 +59,14 @@ async function main(): Promise<void> {
         select pid from pg_stat_activity where datname = ${database!.name} and pid <> pg_backend_pid()`)
         .map((r) => r.pid));
 
+  // `--only=a,b`: scenarios whose name contains any of them.
+  const matches = (name: string) =>
+    !options.only || options.only.toLowerCase().split(",").some((part) => name.toLowerCase().includes(part.trim()));
+  const scenarios = SCENARIOS.filter((s) => matches(s.name));
+  // The sustained scenario's SMS go to a fake Twilio in this process (and then every SMS of the run does).
+  const twilio = scenarios.some((s) => s.kind === "rate" && s.needs?.includes("twilio"))
+    ? startTwilioProbe()
+    : undefined;
   const inspectors: Inspector[] = [];
   let cleaned = false;
   const cleanup = async () => {
@@ -63,6 +74,7 @@ async function main(): Promise<void> {
     cleaned = true;
     for (const inspector of inspectors) inspector.close();
     await stopAll({ kill: true });
+    await twilio?.close();
     await monitor?.end();
     await database?.drop().catch((err) => console.error(`cannot drop database ${database.name}: ${err}`));
     await Deno.remove(tmp, { recursive: true }).catch(() => {});
@@ -76,8 +88,6 @@ async function main(): Promise<void> {
 
   const dbEnv = (name: string): Record<string, string> =>
     database ? { DATABASE_URL: database.url } : { PGLITE_DIR: `${tmp}/${name}-pg` };
-  const matches = (name: string) => !options.only || name.toLowerCase().includes(options.only.toLowerCase());
-  const scenarios = SCENARIOS.filter((s) => matches(s.name));
   const neededBaselines = new Set<BaselineMode>(options.only ? [] : BASELINE_MODES);
   for (const s of scenarios) if (s.kind === "http") neededBaselines.add(s.baseline);
   if (options.diagnose) {
@@ -155,6 +165,7 @@ async function main(): Promise<void> {
       OTP_ACTIVE_SESSION_LIMIT: "0",
       // The webhook fan-out's endpoint is on loopback, in the bench's own process.
       WEBHOOK_ALLOW_PRIVATE: "1",
+      ...twilio?.env,
       ...options.serviceEnv,
     };
     const v8Flags = await startTaskV8Flags(root);
@@ -227,6 +238,10 @@ async function main(): Promise<void> {
       quick: options.quick,
       loadSeconds: (options.warmupSec + options.durationSec) * options.connections.length * options.rounds,
       databaseUrl: database?.url,
+      pg: monitor ? pgProbe(monitor, database!.name) : undefined,
+      twilio,
+      sustained: { rates: options.sustainedRates, seconds: options.sustainedSec },
+      fanoutContacts: options.fanout,
     };
     const serviceTarget = await targetOf(service);
     for (const scenario of scenarios) {

@@ -272,46 +272,56 @@ export async function runHttpScenario(
 
 /** Runs a rate scenario once (CPU-profiling the service during the run with --profile). */
 export async function runRateScenario(scenario: RateScenario, ctx: BenchContext, target?: Target): Promise<Row[]> {
+  if (scenario.enabled && !scenario.enabled(ctx)) return [];
   try {
     if (scenario.setup) {
       await scenario.setup(ctx);
       progress(`${scenario.name}: setup done`);
     }
-    let result: RateResult | undefined;
+    let result: RateResult | RateResult[] | undefined;
     const work = async () => {
       result = await scenario.run(ctx);
     };
     const profile = target?.inspector ? await target.inspector.profile(work) : (await work(), undefined);
-    const r = result!;
+    const results = Array.isArray(result) ? result : [result!];
     if (profile && target) {
       const file = `${target.outDir}/profile-service_${scenario.name.replace(/\W+/g, "_")}.cpuprofile`;
       await Deno.writeTextFile(file, JSON.stringify(profile));
+      const count = results.reduce((n, r) => n + r.count, 0);
       console.error(
         `\n--- CPU profile: service ${scenario.name} (${file}; µs/req: µs per one of the ${scenario.unit})\n${
-          summarise(profile, r.count)
+          summarise(profile, count)
         }\n`,
       );
     }
-    const errors = r.errors ?? 0;
-    if (errors > 0) loud(`${scenario.name}: ${errors} errors`);
-    const rate = r.count / r.seconds;
-    progress(`${scenario.name}: ${Math.round(rate)} ${scenario.unit}/s`);
-    return [{
-      scenario: scenario.name,
-      kind: "rate",
-      rate,
-      unit: `${scenario.unit}/s`,
-      count: r.count,
-      seconds: r.seconds,
-      p50Ms: r.p50Ms,
-      p99Ms: r.p99Ms,
-      errors,
-      ...(scenario.target ? { baseline: "target", baselineRate: scenario.target, ratio: rate / scenario.target } : {}),
-      note: r.note,
-    }];
+    return results.map((r) => rateRow(scenario, r));
   } catch (err) {
     const reason = `failed: ${err instanceof Error ? err.message : err}`;
     loud(`${scenario.name}: ${reason}`);
     return [{ scenario: scenario.name, kind: "rate", unit: `${scenario.unit}/s`, errors: 0, skipped: reason }];
   }
+}
+
+/** The table row of one rate result: compared with the rate it names, else with the scenario's target. */
+function rateRow(scenario: RateScenario, r: RateResult): Row {
+  const name = r.name ?? scenario.name;
+  const errors = r.errors ?? 0;
+  if (errors > 0) loud(`${name}: ${errors} errors`);
+  const rate = r.count / r.seconds;
+  progress(`${name}: ${Math.round(rate)} ${scenario.unit}/s`);
+  const against = r.compareTo ??
+    (scenario.target ? { label: "target", rate: scenario.target } : undefined);
+  return {
+    scenario: name,
+    kind: "rate",
+    rate,
+    unit: `${scenario.unit}/s`,
+    count: r.count,
+    seconds: r.seconds,
+    p50Ms: r.p50Ms,
+    p99Ms: r.p99Ms,
+    errors,
+    ...(against ? { baseline: against.label, baselineRate: against.rate, ratio: rate / against.rate } : {}),
+    note: r.note,
+  };
 }

@@ -1,5 +1,6 @@
 /** The bench's command-line options and the environment its servers get. */
 import { defaultGenerator, type LoadGenerator } from "./load.ts";
+import { SUSTAINED_RATES, SUSTAINED_SECONDS } from "./sustained.ts";
 
 /** What `deno task bench` was asked to do. */
 export interface Options {
@@ -24,6 +25,12 @@ export interface Options {
   serviceEnv: Record<string, string>;
   /** `--load=wrk|autocannon`; default wrk where it is installed. */
   load: LoadGenerator;
+  /** `--sustained=2000,4000`: the sustained scenario's offered rates (sends/s), in order. */
+  sustainedRates: number[];
+  /** `--sustained-seconds=60`: how long each offered rate lasts (10 with --quick). */
+  sustainedSec: number;
+  /** `--fanout=1000000`: also fan out to this many contacts, beside the usual size. */
+  fanout?: number;
 }
 
 /** Parses the command line. */
@@ -51,6 +58,9 @@ export function parseArgs(args: string[]): Options {
     rounds: Math.max(1, Number(value("rounds") ?? 1)),
     serviceEnv,
     load,
+    sustainedRates: value("sustained")?.split(",").map(Number) ?? SUSTAINED_RATES,
+    sustainedSec: Number(value("sustained-seconds") ?? (quick ? SUSTAINED_SECONDS.quick : SUSTAINED_SECONDS.full)),
+    fanout: value("fanout") === undefined ? undefined : Number(value("fanout")),
   };
 }
 

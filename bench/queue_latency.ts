@@ -19,7 +19,7 @@
 import postgres from "postgres";
 import { parseArgs } from "node:util";
 import { PgBossQueue, type PgBossQueueOptions } from "../shared/engine/pg_boss_queue.ts";
-import { percentile } from "./load.ts";
+import { percentile } from "./percentile.ts";
 import { cpuSeconds } from "./server.ts";
 
 const { values: args } = parseArgs({

@@ -1,13 +1,16 @@
 /**
- * Rate scenarios (issue 3 fan-out, workflow throughput): each on a fresh team so that its tag reaches
- * exactly its own contacts. Setup creates the contacts through POST /api/v1/contacts/bulk; the run
+ * Rate scenarios (issue 3 fan-out, workflow throughput; issue 29 the large fan-out and the sustained
+ * SMS rate): each on a fresh team so that its tag reaches exactly its own contacts. Setup creates the
+ * contacts (in the database with DATABASE_URL, else through POST /api/v1/contacts/bulk); the run
  * starts one send (or workflow trigger) for all of them and polls its trigger until it completes.
  */
-import type { BenchContext, RateScenario } from "./context.ts";
+import type { BenchContext, RateResult, RateScenario } from "./context.ts";
 import { call, withKey } from "./context.ts";
 import { drain } from "./drain.ts";
 import { progress } from "./measure.ts";
+import { describePgCost, measurePg } from "./pg_cost.ts";
 import { peakRssMiB, resetPeakRss, rssMiB } from "./server.ts";
+import { SUSTAINED_SCENARIO } from "./sustained.ts";
 import { bulkContacts, freshTeam, prepareTeam, TEMPLATE_KEY, twoStepWorkflow, untilDone } from "./team.ts";
 
 /** Contacts of the fan-out (one email to each) and of the workflow run (one execution each). */
@@ -89,6 +92,16 @@ async function emailTag(team: BenchContext, tag: string) {
 
 const count = (ctx: BenchContext, counts: { full: number; quick: number }) => ctx.quick ? counts.quick : counts.full;
 
+/** One email send to the `tag` of `team` (`wanted` contacts): deliveries, peak RSS and database cost. */
+async function fanOut(ctx: BenchContext, team: BenchContext, tag: string, wanted: number): Promise<RateResult> {
+  const rss = await watchRss(ctx);
+  const [{ total_contacts, sent, failed, filtered, seconds }, pg] = await measurePg(ctx.pg, () => emailTag(team, tag));
+  const cost = pg ? `; ${describePgCost(pg, { delivery: total_contacts })}` : "";
+  const note = `${await rss()}; sent ${sent}, failed ${failed}, filtered ${filtered}${cost}`;
+  progress(`fan-out: ${total_contacts} recipients in ${seconds.toFixed(2)} s; ${note}`);
+  return { count: total_contacts, seconds, errors: failed + Math.abs(wanted - total_contacts), note };
+}
+
 /** Every rate scenario, in the order they run. */
 export const RATE_SCENARIOS: RateScenario[] = [
   {
@@ -100,13 +113,31 @@ export const RATE_SCENARIOS: RateScenario[] = [
       ctx.state.fanoutTeam = await teamWithContacts(ctx, "fanout", count(ctx, FANOUT_CONTACTS), "fanout");
     },
     async run(ctx) {
-      const team = ctx.state.fanoutTeam as BenchContext;
-      const rss = await watchRss(ctx);
-      const { total_contacts, sent, failed, filtered, seconds } = await emailTag(team, "fanout");
-      const wanted = count(ctx, FANOUT_CONTACTS);
-      const note = `${await rss()}; sent ${sent}, failed ${failed}, filtered ${filtered}`;
-      progress(`fan-out: ${total_contacts} recipients in ${seconds.toFixed(2)} s; ${note}`);
-      return { count: total_contacts, seconds, errors: failed + Math.abs(wanted - total_contacts), note };
+      const result = await fanOut(ctx, ctx.state.fanoutTeam as BenchContext, "fanout", count(ctx, FANOUT_CONTACTS));
+      ctx.state.fanoutRate = result.count / result.seconds;
+      return result;
+    },
+  },
+  {
+    kind: "rate",
+    name: "fan-out: email to a tag (--fanout)",
+    unit: "deliveries",
+    target: 20_000,
+    enabled: (ctx) => ctx.fanoutContacts !== undefined,
+    async setup(ctx) {
+      ctx.state.largeTeam = await teamWithContacts(ctx, "large", ctx.fanoutContacts!, "large");
+    },
+    async run(ctx) {
+      const wanted = ctx.fanoutContacts!;
+      const result = await fanOut(ctx, ctx.state.largeTeam as BenchContext, "large", wanted);
+      const smaller = ctx.state.fanoutRate as number | undefined;
+      const size = count(ctx, FANOUT_CONTACTS).toLocaleString("en-US");
+      return {
+        ...result,
+        name: `fan-out: email to a tag of ${wanted.toLocaleString("en-US")}`,
+        // Cost grows linearly when this rate is that of the usual size (issue 29: within 10 %).
+        ...(smaller ? { compareTo: { label: `fan-out of ${size}`, rate: smaller } } : {}),
+      };
     },
   },
   {
@@ -176,4 +207,6 @@ export const RATE_SCENARIOS: RateScenario[] = [
       return { count: executions, seconds, errors: failed + Math.abs(wanted - executions), note };
     },
   },
+  // Last of the rates: it leaves the service's heap grown, and its SMS backlog is drained before it ends.
+  SUSTAINED_SCENARIO,
 ];
