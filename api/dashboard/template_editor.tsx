@@ -12,15 +12,27 @@ import type { TestSendResult } from "./template_test_send.ts";
 /** What a sample address is, by channel. */
 const ADDRESS: Record<Channel, { label: string; type: string; hint: string }> = {
   email: { label: "Email address", type: "email", hint: "Fills {{contact_email}} too." },
-  sms: { label: "Phone number", type: "tel", hint: "E.164 (+4915…): its country picks the variation." },
-  whatsapp: { label: "WhatsApp number", type: "tel", hint: "E.164 (+4915…)." },
+  sms: {
+    label: "Phone number",
+    type: "tel",
+    hint: "E.164 (+4915…): fills {{contact_phone}}; its country picks the variation.",
+  },
+  whatsapp: { label: "WhatsApp number", type: "tel", hint: "E.164 (+4915…): fills {{contact_phone}}." },
   push: { label: "Device token", type: "text", hint: "A registered device's token, for the test." },
 };
+
 const STATUS_WORDS: Record<string, string> = {
-  approved: "Approved (can be sent)",
-  pending: "Pending approval (cannot be sent yet)",
-  rejected: "Rejected (cannot be sent)",
+  approved: "Approved",
+  pending: "Pending approval",
+  rejected: "Rejected",
 };
+
+/** What the approval status does on a channel: only SMS and WhatsApp sends look at it. */
+function statusHint(channel: Channel): string {
+  return channel === "sms" || channel === "whatsapp"
+    ? "Sends refuse a template that is not approved."
+    : `${CHANNEL_NAMES[channel]} sends do not look at it.`;
+}
 
 /** Everything the editor page shows. */
 export interface EditorProps {
@@ -128,7 +140,8 @@ export function EditorPage(props: EditorProps) {
             <ChannelFields channel={channel} draft={draft} />
             <div class="field">
               <label for="field-status">Approval status</label>
-              <select id="field-status" name="status">
+              <p class="hint" id="field-status-hint">{statusHint(channel)}</p>
+              <select id="field-status" name="status" aria-describedby="field-status-hint">
                 {STATUSES.map((s) => <option key={s} value={s} selected={draft.status === s}>{STATUS_WORDS[s]}
                 </option>)}
               </select>

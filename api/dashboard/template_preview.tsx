@@ -59,7 +59,8 @@ export function previewTemplate(config: Config, template: Template, sample: Samp
   const info = {
     first_name: sample.firstName || null,
     last_name: sample.lastName || null,
-    email: channel === "email" || channel === "push" ? sample.to || null : null,
+    // A push sample's address is a device token, not the contact's email.
+    email: channel === "email" ? sample.to || null : null,
     phone: phone ? sample.to || null : null,
   };
   const content = contentOf(template);

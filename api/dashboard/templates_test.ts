@@ -222,12 +222,15 @@ dbTest(
     const push = await previewFragment(v, "/dashboard/templates/push/new/preview", {
       key: "k",
       title: "Hello {{contact_first_name}}",
-      body: "{{count}} new messages",
+      body: "{{count}} new messages{{contact_email}}",
+      sample_to: "device-token-0123456789abcdef0123456789",
       sample_first_name: "Bo",
       sample_variables: "count=3",
     });
     assert.equal(textOf(push.html, "preview-title"), "Hello Bo");
     assert.equal(textOf(push.html, "preview-text"), "3 new messages");
+    // A push sample's address is a device token: it is no contact's email.
+    assert.match(push.html, /No value for <code>\{\{contact_email\}\}<\/code>/);
     assert.match(push.html, /class="notification"/);
   },
 );
