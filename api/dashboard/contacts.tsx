@@ -1,17 +1,16 @@
 import { Hono } from "hono";
 import { type ContactFilters, type ContactListRow, listContacts } from "../../shared/contacts/list.ts";
 import { listDeviceTokens } from "../../shared/contacts/device_tokens.ts";
-import type { DeviceTokenRow } from "../../shared/contacts/device_tokens.ts";
 import { CATEGORIES, CHANNELS, type PreferenceChange, updatePreferences } from "../../shared/contacts/preferences.ts";
-import { type ContactRow, findContact, isUuid } from "../../shared/contacts/queries.ts";
+import { findContact, isUuid } from "../../shared/contacts/queries.ts";
 import type { Deps } from "../../shared/deps.ts";
+import { ContactPage, fullName, preferenceField } from "./contact_page.tsx";
 import type { DashboardEnv } from "./env.ts";
 import { ImportCard } from "./imports.tsx";
 import { recentImports } from "./contact_import.ts";
 import type { ContactImport } from "./contact_import.ts";
-import { BASE, CsrfField, MessagePage, Page, When } from "./layout.tsx";
-import { type KeysetPage, listMessages, type MessageListRow } from "./message_queries.ts";
-import { MessageTable } from "./messages.tsx";
+import { BASE, MessagePage, Page, When } from "./layout.tsx";
+import { type KeysetPage, listMessages } from "./message_queries.ts";
 import { Pager } from "./paging.tsx";
 import type { SessionUser } from "./sessions.ts";
 import { Table } from "./table.tsx";
@@ -82,10 +81,6 @@ function ContactFiltersForm(props: { query: ListQuery }) {
   );
 }
 
-function fullName(c: { first_name: string | null; last_name: string | null }): string {
-  return [c.first_name, c.last_name].filter(Boolean).join(" ");
-}
-
 function ContactTable(props: { contacts: ContactListRow[] }) {
   return (
     <Table headings={["Email", "Name", "External id", "Tags", "Active", "Created"]}>
@@ -140,160 +135,6 @@ function ContactsPage(
         <Pager path={`${BASE}/contacts`} query={{ ...query, after: undefined }} after={query.after} next={page.next} />
       </section>
       <ImportCard user={user} imports={props.imports} />
-    </Page>
-  );
-}
-
-function Details(props: { contact: ContactRow }) {
-  const c = props.contact;
-  const phone = typeof c.custom_fields.phone === "string" ? c.custom_fields.phone : undefined;
-  const rows: [string, string | undefined][] = [
-    ["Email", c.email],
-    ["Name", fullName(c) || undefined],
-    ["Phone", phone],
-    ["External id", c.external_id],
-    ["Active", c.is_active ? "yes" : "no"],
-    ["Unsubscribed", c.is_unsubscribed ? "yes" : "no"],
-    ["Tags", c.tags.length > 0 ? c.tags.join(", ") : undefined],
-  ];
-  return (
-    <dl class="facts">
-      {rows.map(([term, value]) => (
-        <div key={term}>
-          <dt>{term}</dt>
-          <dd>{value ?? <span class="muted">none</span>}</dd>
-        </div>
-      ))}
-    </dl>
-  );
-}
-
-function CustomFields(props: { fields: Record<string, unknown> }) {
-  const entries = Object.entries(props.fields).filter(([key]) => key !== "phone");
-  if (entries.length === 0) return <p class="empty">No custom fields. They come from the API or extra CSV columns.</p>;
-  return (
-    <dl class="facts">
-      {entries.map(([key, value]) => (
-        <div key={key}>
-          <dt>{key}</dt>
-          <dd>
-            <code>{typeof value === "string" ? value : JSON.stringify(value)}</code>
-          </dd>
-        </div>
-      ))}
-    </dl>
-  );
-}
-
-/** The preference field of a (channel, category) pair: `email.promotional`. */
-function preferenceField(channel: string, category: string): string {
-  return `${channel}.${category}`;
-}
-
-function PreferencesForm(props: { user: SessionUser; contact: ContactRow }) {
-  const { contact } = props;
-  return (
-    <form method="post" action={`${BASE}/contacts/${contact.id}/preferences`}>
-      <CsrfField user={props.user} />
-      <div class="table-wrap">
-        <table>
-          <caption class="skip">Preferences of {contact.email}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Channel</th>
-              {CATEGORIES.map((category) => <th scope="col" key={category}>{category}</th>)}
-            </tr>
-          </thead>
-          <tbody>
-            {CHANNELS.map((channel) => (
-              <tr key={channel}>
-                <th scope="row">{channel}</th>
-                {CATEGORIES.map((category) => (
-                  <td key={category} data-label={category}>
-                    <input
-                      type="checkbox"
-                      id={preferenceField(channel, category)}
-                      name={preferenceField(channel, category)}
-                      checked={contact.preferences[channel]?.[category] === true}
-                      aria-label={`${channel} ${category}`}
-                    />
-                  </td>
-                ))}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-      <button type="submit">Save preferences</button>
-    </form>
-  );
-}
-
-function Devices(props: { devices: DeviceTokenRow[] }) {
-  if (props.devices.length === 0) {
-    return <p class="empty">No device tokens. Apps register them with the contact's device-token endpoint.</p>;
-  }
-  return (
-    <Table headings={["Token", "Platform", "Service", "Device", "Registered"]}>
-      {props.devices.map((d) => (
-        <tr key={d.id}>
-          <td data-label="Token">
-            <code>{d.token.length > 16 ? `${d.token.slice(0, 16)}…` : d.token}</code>
-          </td>
-          <td data-label="Platform">{d.platform}</td>
-          <td data-label="Service">{d.provider}</td>
-          <td data-label="Device">{[d.device_model, d.os_version, d.app_version].filter(Boolean).join(" · ")}</td>
-          <td data-label="Registered">
-            <When at={d.created_at} />
-          </td>
-        </tr>
-      ))}
-    </Table>
-  );
-}
-
-function ContactPage(
-  props: {
-    user: SessionUser;
-    contact: ContactRow;
-    devices: DeviceTokenRow[];
-    history: KeysetPage<MessageListRow>;
-    after?: string;
-    saved: boolean;
-  },
-) {
-  const { user, contact, history } = props;
-  return (
-    <Page title={contact.email} user={user} active="contacts">
-      <p>
-        <a href={`${BASE}/contacts`}>← Contacts</a>
-      </p>
-      <h1>{contact.email}</h1>
-      {props.saved && <p class="card notice" role="status">Preferences saved.</p>}
-      <section class="card" aria-labelledby="details-title">
-        <h2 id="details-title">Details</h2>
-        <Details contact={contact} />
-      </section>
-      <section class="card" aria-labelledby="preferences-title">
-        <h2 id="preferences-title">Preferences</h2>
-        <p class="muted">What this contact agreed to receive. A send skips a channel and category left unticked.</p>
-        <PreferencesForm user={user} contact={contact} />
-      </section>
-      <section class="card" aria-labelledby="devices-title">
-        <h2 id="devices-title">Device tokens</h2>
-        <Devices devices={props.devices} />
-      </section>
-      <section class="card" aria-labelledby="fields-title">
-        <h2 id="fields-title">Custom fields</h2>
-        <CustomFields fields={contact.custom_fields} />
-      </section>
-      <section class="card" aria-labelledby="history-title">
-        <h2 id="history-title">Messages</h2>
-        {history.rows.length > 0
-          ? <MessageTable messages={history.rows} />
-          : <p class="empty">No message has been sent to this contact yet.</p>}
-        <Pager path={`${BASE}/contacts/${contact.id}`} query={{}} after={props.after} next={history.next} />
-      </section>
     </Page>
   );
 }

@@ -1,6 +1,5 @@
 import { Hono } from "hono";
 import type { Deps } from "../../shared/deps.ts";
-import { toUsd } from "../../shared/money.ts";
 import { parseTimestamp } from "../../shared/timestamps.ts";
 import type { DashboardEnv } from "./env.ts";
 import { BASE, MessagePage, Page, When } from "./layout.tsx";
@@ -8,12 +7,13 @@ import {
   findMessage,
   type KeysetPage,
   listMessages,
-  type MessageDetail,
   type MessageFilters,
   type MessageListRow,
 } from "./message_queries.ts";
-import { Badge, Pager } from "./paging.tsx";
+import { MessageDetailPage } from "./message_page.tsx";
+import { Pager } from "./paging.tsx";
 import type { SessionUser } from "./sessions.ts";
+import { Status, usd } from "./status.tsx";
 import { Table } from "./table.tsx";
 
 /** Messages a page of the activity log shows. */
@@ -54,26 +54,6 @@ function filtersOf(q: LogQuery): MessageFilters {
     // A day given as "to" includes that day.
     to: dateOf(q.to, true),
   };
-}
-
-/** Micro-dollars as dollars, to the tenth of a cent where it matters. */
-export function usd(micros: number): string {
-  return `$${toUsd(micros).toFixed(micros % 10_000 === 0 ? 2 : 4)}`;
-}
-
-/** A message's status: the pipeline's, followed by the provider's report when there is one. */
-function Status(props: { m: { status: string; delivery_status: string | null } }) {
-  return (
-    <>
-      <Badge value={props.m.status} />
-      {props.m.delivery_status && (
-        <>
-          {" "}
-          <Badge value={props.m.delivery_status} />
-        </>
-      )}
-    </>
-  );
 }
 
 /** A table of messages, each linking to its page (the activity log and a contact's history). */
@@ -166,137 +146,6 @@ function LogPage(props: { user: SessionUser; query: LogQuery; page: KeysetPage<M
             </div>
           )}
         <Pager path={`${BASE}/messages`} query={{ ...query, after: undefined }} after={query.after} next={page.next} />
-      </section>
-    </Page>
-  );
-}
-
-function Fact(props: { term: string; children?: unknown }) {
-  return (
-    <div>
-      <dt>{props.term}</dt>
-      <dd>{props.children ?? <span class="muted">none</span>}</dd>
-    </div>
-  );
-}
-
-/** What was sent: the copy kept in the outbox, else what the request gave (a template key, a subject …). */
-function Content(props: { m: MessageDetail }) {
-  const { m } = props;
-  if (m.in_outbox) {
-    return (
-      <>
-        {m.outbox_subject && (
-          <p>
-            <strong>Subject:</strong> <span id="message-subject">{m.outbox_subject}</span>
-          </p>
-        )}
-        <pre class="content" id="message-body">{m.outbox_body ?? ""}</pre>
-      </>
-    );
-  }
-  const content = m.content ?? {};
-  const given = Object.entries(content).filter(([k, v]) => k !== "channel" && v !== undefined && v !== null);
-  return (
-    <>
-      <p class="muted">
-        The rendered text of a message handed to a provider is not kept (the provider has it); this is what the send
-        asked for.
-      </p>
-      {given.length > 0
-        ? (
-          <dl class="facts">
-            {given.map(([k, v]) => (
-              <Fact key={k} term={k}>
-                <code>{typeof v === "string" ? v : JSON.stringify(v)}</code>
-              </Fact>
-            ))}
-          </dl>
-        )
-        : <p class="empty">The send's request is no longer kept.</p>}
-    </>
-  );
-}
-
-/** The webhook events this message gave rise to, as its own times record them. */
-function eventsOf(m: MessageDetail): [string, Date][] {
-  const events: [string, Date | null][] = [
-    [
-      m.status === "failed" ? "message.failed" : "message.sent",
-      m.status === "pending" ? null : m.sent_at ?? m.created_at,
-    ],
-    ["message.delivered", m.delivered_at],
-    ["message.read", m.read_at],
-  ];
-  if (m.status === "filtered") events.shift();
-  return events.filter((e): e is [string, Date] => e[1] !== null);
-}
-
-function MessageDetailPage(props: { user: SessionUser; m: MessageDetail }) {
-  const { user, m } = props;
-  const events = eventsOf(m);
-  return (
-    <Page title={`Message ${m.id}`} user={user} active="messages">
-      <p>
-        <a href={`${BASE}/messages`}>← Messages</a>
-      </p>
-      <h1>Message {m.id}</h1>
-      <section class="card" aria-labelledby="summary-title">
-        <h2 id="summary-title">Summary</h2>
-        <dl class="facts">
-          <Fact term="Channel">{m.channel}</Fact>
-          <Fact term="Recipient">{m.to_address}</Fact>
-          <Fact term="Contact">
-            {m.contact_id && <a href={`${BASE}/contacts/${m.contact_id}`}>{m.contact_id}</a>}
-          </Fact>
-          <Fact term="Status">
-            <Status m={m} />
-          </Fact>
-          <Fact term="Created">
-            <When at={m.created_at} />
-          </Fact>
-          <Fact term="Sent">{m.sent_at && <When at={m.sent_at} />}</Fact>
-          <Fact term="Provider">{m.provider}</Fact>
-          <Fact term="Provider id">{m.provider_message_id && <code>{m.provider_message_id}</code>}</Fact>
-          <Fact term="Cost">{usd(m.cost_micros)}{m.sandbox ? " (test key: never charged)" : ""}</Fact>
-          <Fact term="Template">
-            {m.template_key && (
-              <a href={`${BASE}/messages?template=${encodeURIComponent(m.template_key)}`}>
-                <code>{m.template_key}</code>
-              </a>
-            )}
-          </Fact>
-          <Fact term="Trigger">
-            <a href={`${BASE}/messages?trigger=${m.trigger_id}`}>
-              <code>{m.trigger_id}</code>
-            </a>
-          </Fact>
-          {m.error && <Fact term="Error">{m.error}</Fact>}
-          {m.note && <Fact term="Note">{m.note}</Fact>}
-          {m.missing_variables && <Fact term="Variables without a value">{m.missing_variables}</Fact>}
-        </dl>
-      </section>
-      <section class="card" aria-labelledby="content-title">
-        <h2 id="content-title">Content</h2>
-        <Content m={m} />
-      </section>
-      <section class="card" aria-labelledby="reports-title">
-        <h2 id="reports-title">Delivery reports and webhook events</h2>
-        {events.length > 0
-          ? (
-            <ol class="events">
-              {events.map(([type, at]) => (
-                <li key={type}>
-                  <code>{type}</code> <When at={at} />
-                </li>
-              ))}
-            </ol>
-          )
-          : <p class="empty">Nothing yet: the message is waiting to be sent.</p>}
-        <p class="muted">
-          Events go to your webhook endpoints that subscribe to them; a provider's delivery and read reports arrive when
-          the provider sends them.
-        </p>
       </section>
     </Page>
   );
