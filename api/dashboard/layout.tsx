@@ -9,6 +9,7 @@ export const BASE = "/dashboard";
 
 /** The sections of the nav; `owner` ones are not shown to members (who could not open them). */
 const SECTIONS = [
+  { id: "wallet", label: "Wallet", path: "/wallet", owner: false },
   { id: "keys", label: "API keys", path: "/keys", owner: false },
   { id: "team", label: "Team", path: "/team", owner: true },
 ] as const;

@@ -12,6 +12,7 @@ import { BASE, MessagePage } from "./layout.tsx";
 import { clearSessionCookie, deleteSession, deleteUserSessions, findSession, sessionToken } from "./sessions.ts";
 import { signInRoutes } from "./sign_in.tsx";
 import { teamRoutes } from "./team.tsx";
+import { walletRoutes } from "./wallet.tsx";
 
 /** The answer to a post that did not come from a page of this session. */
 const FORGED = "This form has expired or did not come from the dashboard. Go back, reload the page and try again.";
@@ -89,6 +90,7 @@ export function dashboardRoutes(deps: Deps) {
 
   app.route("/", keysRoutes(deps));
   app.route("/", teamRoutes(deps));
+  app.route("/", walletRoutes(deps));
   app.all("*", (c) => {
     const message = "There is no such page in the dashboard.";
     return c.html(<MessagePage title="Page not found" message={message} user={c.get("user")} />, 404);
