@@ -1,13 +1,33 @@
 import { hashKey } from "../../shared/api_keys.ts";
 
-const CSS = Deno.readTextFileSync(new URL("./dashboard.css", import.meta.url));
+/** A file served under /dashboard with its content hash in the name, so that it can be cached for good. */
+async function hashedAsset(file: string, type: string) {
+  const text = Deno.readTextFileSync(new URL(`./${file}`, import.meta.url));
+  const dot = file.lastIndexOf(".");
+  const path = `/assets/${file.slice(0, dot).replaceAll("_", "-")}-${(await hashKey(text)).slice(0, 12)}${
+    file.slice(dot)
+  }`;
+  // Cacheable for a year, as any change gives it a new name.
+  const response = () =>
+    new Response(text, { headers: { "Content-Type": type, "Cache-Control": "public, max-age=31536000, immutable" } });
+  return { path, response };
+}
 
-/** The stylesheet's URL under /dashboard: its content hash in the name, so it can be cached for good. */
-export const CSS_PATH = `/assets/dashboard-${(await hashKey(CSS)).slice(0, 12)}.css`;
+const css = await hashedAsset("dashboard.css", "text/css; charset=utf-8");
+const progressScript = await hashedAsset("progress.js", "text/javascript; charset=utf-8");
 
-/** The stylesheet's answer: cacheable for a year, as any change gives it a new name. */
+/** The stylesheet's URL under /dashboard. */
+export const CSS_PATH = css.path;
+
+/** The stylesheet's answer. */
 export function cssResponse(): Response {
-  return new Response(CSS, {
-    headers: { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=31536000, immutable" },
-  });
+  return css.response();
+}
+
+/** The script that keeps a running send's counters live, served as a file for the CSP's 'self'. */
+export const PROGRESS_SCRIPT_PATH = progressScript.path;
+
+/** The progress script's answer. */
+export function progressScriptResponse(): Response {
+  return progressScript.response();
 }

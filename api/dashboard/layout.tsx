@@ -9,6 +9,7 @@ export const BASE = "/dashboard";
 
 /** The sections of the nav; `owner` ones are not shown to members (who could not open them). */
 const SECTIONS = [
+  { id: "sends", label: "Sends", path: "/sends", owner: false },
   { id: "wallet", label: "Wallet", path: "/wallet", owner: false },
   { id: "keys", label: "API keys", path: "/keys", owner: false },
   { id: "team", label: "Team", path: "/team", owner: true },
@@ -59,8 +60,13 @@ function Nav(props: { user: SessionUser; active?: Section }) {
   );
 }
 
-/** A whole page: the header and nav of a signed-in user (none signed out), then the content. */
-export function Page(props: { title: string; user?: SessionUser; active?: Section; children?: Child }) {
+/**
+ * A whole page: the header and nav of a signed-in user (none signed out), then the content; `scripts`
+ * are paths under /dashboard of served files (the CSP allows no other script).
+ */
+export function Page(
+  props: { title: string; user?: SessionUser; active?: Section; scripts?: string[]; children?: Child },
+) {
   return (
     <>
       {raw("<!DOCTYPE html>")}
@@ -70,6 +76,7 @@ export function Page(props: { title: string; user?: SessionUser; active?: Sectio
           <meta name="viewport" content="width=device-width, initial-scale=1" />
           <title>{props.title} · Messaging dashboard</title>
           <link rel="stylesheet" href={`${BASE}${CSS_PATH}`} />
+          {props.scripts?.map((path) => <script key={path} src={`${BASE}${path}`} defer></script>)}
         </head>
         <body>
           <a class="skip" href="#main">Skip to content</a>

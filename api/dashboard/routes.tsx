@@ -4,13 +4,14 @@ import { HTTPException } from "hono/http-exception";
 import type { Deps } from "../../shared/deps.ts";
 import { AppError } from "../../shared/errors.ts";
 import { log } from "../../shared/log.ts";
-import { CSS_PATH, cssResponse } from "./assets.ts";
+import { CSS_PATH, cssResponse, PROGRESS_SCRIPT_PATH, progressScriptResponse } from "./assets.ts";
 import { csrfTokenMatches, sameOriginPosts } from "./csrf.ts";
 import type { DashboardEnv } from "./env.ts";
 import { keysRoutes } from "./keys.tsx";
 import { BASE, MessagePage } from "./layout.tsx";
 import { clearSessionCookie, deleteSession, deleteUserSessions, findSession, sessionToken } from "./sessions.ts";
 import { signInRoutes } from "./sign_in.tsx";
+import { sendsRoutes } from "./sends.tsx";
 import { teamRoutes } from "./team.tsx";
 import { walletRoutes } from "./wallet.tsx";
 
@@ -70,6 +71,7 @@ export function dashboardRoutes(deps: Deps) {
   const app = new Hono<DashboardEnv>();
   app.onError(errorPage);
   app.get(CSS_PATH, () => cssResponse());
+  app.get(PROGRESS_SCRIPT_PATH, () => progressScriptResponse());
   app.use("*", pageHeaders);
   app.use("*", sameOriginPosts(deps));
   app.route("/", signInRoutes(deps));
@@ -90,6 +92,7 @@ export function dashboardRoutes(deps: Deps) {
 
   app.route("/", keysRoutes(deps));
   app.route("/", teamRoutes(deps));
+  app.route("/", sendsRoutes(deps));
   app.route("/", walletRoutes(deps));
   app.all("*", (c) => {
     const message = "There is no such page in the dashboard.";

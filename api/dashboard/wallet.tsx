@@ -4,9 +4,14 @@ import type { Deps } from "../../shared/deps.ts";
 import { toUsd } from "../../shared/money.ts";
 import { balanceMicros, ledger, type LedgerEntry } from "../../shared/wallet.ts";
 import type { DashboardEnv } from "./env.ts";
-import { Page, When } from "./layout.tsx";
-import { integerCursor, Pager } from "./pager.tsx";
+import { BASE, Page, When } from "./layout.tsx";
+import { Pager } from "./paging.tsx";
 import type { SessionUser } from "./sessions.ts";
+
+/** A ledger id from the query string: a positive integer, or undefined (the first page). */
+function ledgerCursor(value: string | undefined): number | undefined {
+  return value && /^\d{1,18}$/.test(value) ? Number(value) : undefined;
+}
 
 /** Ledger entries on one page. */
 const PAGE_SIZE = 50;
@@ -71,7 +76,7 @@ function WalletPage(
     currency: string;
     entries: LedgerEntry[];
     next?: string;
-    first: boolean;
+    after?: string;
   },
 ) {
   const { user, entries } = props;
@@ -89,13 +94,13 @@ function WalletPage(
           ? (
             <>
               <LedgerTable entries={entries} currency={props.currency} />
-              <Pager path="/wallet" param="before" next={props.next} first={props.first} label="the ledger" />
+              <Pager path={`${BASE}/wallet`} query={{}} after={props.after} next={props.next ?? null} />
             </>
           )
           : (
             <div class="empty">
               <p>
-                <strong>{props.first ? "Nothing in the ledger yet." : "No older entries."}</strong>
+                <strong>{props.after ? "No older entries." : "Nothing in the ledger yet."}</strong>
               </p>
               <p>Ask the operator for a first top-up: live SMS, WhatsApp and OTP sends need a balance.</p>
             </div>
@@ -111,7 +116,7 @@ export function walletRoutes(deps: Deps) {
 
   app.get("/wallet", async (c) => {
     const user = c.get("user");
-    const before = integerCursor(c.req.query("before"));
+    const before = ledgerCursor(c.req.query("after"));
     const [balance, currency, rows] = await Promise.all([
       balanceMicros(deps.sql, user.teamId),
       walletCurrency(deps.sql, user.teamId),
@@ -126,7 +131,7 @@ export function walletRoutes(deps: Deps) {
         currency={currency}
         entries={entries}
         next={next}
-        first={before === undefined}
+        after={before === undefined ? undefined : String(before)}
       />,
     );
   });

@@ -36,13 +36,13 @@ dbTest("the ledger pages by keyset: 50 entries a page, then the older ones", asy
   assert.equal(rows.length, 50);
   assert.equal(rows[0], "Top-up 53");
   assert.equal(rows[49], "Top-up 4");
-  const older = /href="(\/dashboard\/wallet\?before=\d+)" rel="next"/.exec(first.html)?.[1];
+  const older = /href="(\/dashboard\/wallet\?after=\d+)" rel="next"/.exec(first.html)?.[1];
   assert.ok(older, "an Older link");
   const second = await v.get(older.replaceAll("&amp;", "&"));
   assert.deepEqual(ledgerRows(second.html), ["Top-up 3", "Top-up 2", "Top-up 1"]);
   assert.ok(!second.html.includes('rel="next"'));
-  assert.match(second.html, /href="\/dashboard\/wallet">Newest</);
-  assert.equal(ledgerRows((await v.get("/dashboard/wallet?before=nonsense")).html)[0], "Top-up 53");
+  assert.match(second.html, /href="\/dashboard\/wallet">First page</);
+  assert.equal(ledgerRows((await v.get("/dashboard/wallet?after=nonsense")).html)[0], "Top-up 53");
 });
 
 dbTest("one team never sees another team's balance or ledger, whatever the cursor", async () => {
@@ -52,7 +52,7 @@ dbTest("one team never sees another team's balance or ledger, whatever the curso
   const stranger = await testUser(deps, other.team.id, "owner");
   const v = visitor();
   await v.signIn(stranger.email);
-  for (const path of ["/dashboard/wallet", "/dashboard/wallet?before=999999999999"]) {
+  for (const path of ["/dashboard/wallet", "/dashboard/wallet?after=999999999999"]) {
     const page = await v.get(path);
     assert.equal(page.status, 200);
     assert.ok(!page.html.includes("Theirs") && !page.html.includes("123.45"), path);
