@@ -14,6 +14,7 @@ import { signInRoutes } from "./sign_in.tsx";
 import { sendsRoutes } from "./sends.tsx";
 import { teamRoutes } from "./team.tsx";
 import { walletRoutes } from "./wallet.tsx";
+import { webhooksRoutes } from "./webhooks.tsx";
 
 /** The answer to a post that did not come from a page of this session. */
 const FORGED = "This form has expired or did not come from the dashboard. Go back, reload the page and try again.";
@@ -94,6 +95,7 @@ export function dashboardRoutes(deps: Deps) {
   app.route("/", teamRoutes(deps));
   app.route("/", sendsRoutes(deps));
   app.route("/", walletRoutes(deps));
+  app.route("/", webhooksRoutes(deps));
   app.all("*", (c) => {
     const message = "There is no such page in the dashboard.";
     return c.html(<MessagePage title="Page not found" message={message} user={c.get("user")} />, 404);
