@@ -17,3 +17,11 @@ export function hasEmailShape(value: string): boolean {
 export function isEmail(value: string): boolean {
   return value.length <= MAX_EMAIL_LENGTH && hasEmailShape(value);
 }
+
+/** A domain name of dot-separated labels ending in a top-level domain of letters (bounded: no backtracking). */
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
+
+/** True for a domain name email can be sent from (`example.com`, `mail.example.co.uk`). */
+export function isDomainName(value: string): boolean {
+  return DOMAIN.test(value);
+}

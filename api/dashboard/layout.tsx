@@ -10,6 +10,7 @@ export const BASE = "/dashboard";
 /** The sections of the nav; `owner` ones are not shown to members (who could not open them). */
 const SECTIONS = [
   { id: "sends", label: "Sends", path: "/sends", owner: false },
+  { id: "senders", label: "Senders", path: "/senders", owner: false },
   { id: "webhooks", label: "Webhooks", path: "/webhooks", owner: false },
   { id: "wallet", label: "Wallet", path: "/wallet", owner: false },
   { id: "keys", label: "API keys", path: "/keys", owner: false },

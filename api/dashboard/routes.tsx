@@ -11,6 +11,7 @@ import { keysRoutes } from "./keys.tsx";
 import { BASE, MessagePage } from "./layout.tsx";
 import { clearSessionCookie, deleteSession, deleteUserSessions, findSession, sessionToken } from "./sessions.ts";
 import { signInRoutes } from "./sign_in.tsx";
+import { sendersRoutes } from "./senders.tsx";
 import { sendsRoutes } from "./sends.tsx";
 import { teamRoutes } from "./team.tsx";
 import { walletRoutes } from "./wallet.tsx";
@@ -94,6 +95,7 @@ export function dashboardRoutes(deps: Deps) {
   app.route("/", keysRoutes(deps));
   app.route("/", teamRoutes(deps));
   app.route("/", sendsRoutes(deps));
+  app.route("/", sendersRoutes(deps));
   app.route("/", walletRoutes(deps));
   app.route("/", webhooksRoutes(deps));
   app.all("*", (c) => {
