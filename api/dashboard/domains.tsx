@@ -68,14 +68,9 @@ function DomainCard(props: { user: SessionUser; row: DomainRow }) {
         </p>
       )}
       {row.records && row.records.length > 0 && <Records records={row.records} />}
-      {row.status && row.method !== "manual" && (
+      {row.status && row.checked_at && (
         <p class="muted">
-          Last check: {row.status}
-          {row.checked_at && (
-            <>
-              {" "}(<When at={row.checked_at} />)
-            </>
-          )}
+          Last check: {row.status} (<When at={row.checked_at} />)
         </p>
       )}
       <div class="row">

@@ -73,7 +73,7 @@ function IdentityTable(props: { user: SessionUser; identities: Identity[]; domai
                 </td>
                 <td data-label="From">
                   {i.from_address}
-                  {unverified && <span class="muted">(not sendable: {unverified} is not verified)</span>}
+                  {unverified && <span class="muted">{` (not sendable: ${unverified} is not verified)`}</span>}
                 </td>
                 <td data-label="Name">{i.name ?? ""}</td>
                 <td data-label="Countries">{i.countries ? i.countries.join(", ") : "all"}</td>

@@ -120,7 +120,7 @@ function DeliveryTable(
               <td data-label="Attempt" class="number">{a.attempt}</td>
               <td data-label="Outcome">
                 <Badge value={a.status} /> {a.response_status !== null && <code>HTTP {a.response_status}</code>}{" "}
-                {a.status === "failed" && a.error && <span class="muted">{a.error}</span>}
+                {a.error && a.error !== `HTTP ${a.response_status}` && <span class="muted">{a.error}</span>}
               </td>
               <td data-label="Next retry">
                 <When at={a.next_retry_at} never="None" />
