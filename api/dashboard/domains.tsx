@@ -127,11 +127,9 @@ export function domainRoutes(deps: Deps) {
   const app = new Hono<DashboardEnv>();
   const back = (domain: string) => `${BASE}/senders#${domainAnchor(domain)}`;
 
-  /** The team's domain of the path, or a 404 page (another team's domain is not there either). */
-  const load = async (user: SessionUser, given: string | undefined) => {
-    const row = given ? await findTeamDomain(deps.sql, user.teamId, given) : undefined;
-    return row;
-  };
+  /** The team's domain of the path; undefined (a 404) for another team's, as for an unknown one. */
+  const load = async (user: SessionUser, given: string | undefined) =>
+    given ? await findTeamDomain(deps.sql, user.teamId, given) : undefined;
   const notFound = (user: SessionUser) => (
     <MessagePage title="Domain not found" message="This team has no email domain of that name." user={user} />
   );
