@@ -29,6 +29,11 @@ export interface Deps {
   providers: Providers;
   /** Milliseconds since the epoch; tests inject a clock. */
   now: () => number;
+  /**
+   * Looks up a name's TXT records (a domain's verification token); Deno.resolveDns when absent. Tests
+   * inject one that answers without the internet.
+   */
+  resolveTxt?: (name: string) => Promise<string[][]>;
 }
 
 /** A team, as the request context carries it. */

@@ -24,3 +24,11 @@ export function formatSender(address: string, name?: string): string {
   const display = /[()<>[\]:;@\\,."]/.test(name) ? `"${name.replaceAll(/["\\]/g, (c) => `\\${c}`)}"` : name;
   return `${display} <${address}>`;
 }
+
+/** A domain name of dot-separated labels ending in a top-level domain of letters (bounded: no backtracking). */
+const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
+
+/** True for a domain name email can be sent from (`example.com`, `mail.example.co.uk`). */
+export function isDomainName(value: string): boolean {
+  return DOMAIN.test(value);
+}

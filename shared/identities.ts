@@ -96,6 +96,21 @@ export async function findIdentity(
   return found;
 }
 
+/** The team's sender identities, by channel, the default first, then by id. */
+export async function listIdentities(db: Db, teamId: string): Promise<Identity[]> {
+  return await db<Identity[]>`
+    select team_id, channel, id, from_address, name, countries, is_default from sender_identities
+    where team_id = ${teamId} order by channel, is_default desc, id`;
+}
+
+/** Deletes an identity of the team; whether there was one. Sends naming it fail from then on. */
+export async function deleteIdentity(db: Db, teamId: string, channel: Channel, id: string): Promise<boolean> {
+  const rows = await db`
+    delete from sender_identities where team_id = ${teamId} and channel = ${channel} and id = ${id} returning id`;
+  sendSetupChanges.note();
+  return rows.length > 0;
+}
+
 /** Marks an email domain of the team verified (or not). */
 export async function setDomainVerified(db: Db, teamId: string, domain: string, verified: boolean): Promise<void> {
   await db`

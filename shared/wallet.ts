@@ -104,8 +104,11 @@ export async function refund(
   return row.balance_after_micros;
 }
 
-/** The latest ledger entries, newest first, amounts in USD. */
-export async function ledger(db: Db, teamId: string, limit = 50): Promise<LedgerEntry[]> {
+/**
+ * The latest ledger entries, newest first, amounts in USD; with `beforeId`, those older than that
+ * entry (a keyset page: as fast on the millionth entry as on the first).
+ */
+export async function ledger(db: Db, teamId: string, limit = 50, beforeId?: number): Promise<LedgerEntry[]> {
   const rows = await db<
     {
       id: number;
@@ -118,7 +121,8 @@ export async function ledger(db: Db, teamId: string, limit = 50): Promise<Ledger
     }[]
   >`
     select id, kind, amount_micros, balance_after_micros, reference, description, created_at
-    from wallet_ledger where team_id = ${teamId} order by id desc limit ${limit}`;
+    from wallet_ledger where team_id = ${teamId} ${beforeId === undefined ? db`` : db`and id < ${beforeId}`}
+    order by id desc limit ${limit}`;
   return rows.map((r) => ({
     id: r.id,
     kind: r.kind,

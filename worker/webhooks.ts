@@ -5,6 +5,7 @@
  */
 import type { Deps } from "../shared/deps.ts";
 import { Batcher } from "../shared/batcher.ts";
+import { asJson } from "../shared/db.ts";
 import { KeyedLimiter } from "./limiter.ts";
 import { kvKeys } from "../shared/kv.ts";
 import { log } from "../shared/log.ts";
@@ -223,6 +224,8 @@ async function record(deps: Deps, job: WebhookDeliverJob, outcomes: Outcome[], d
       latency_ms: o.latencyMs,
       next_retry_at: next === null ? null : new Date(next),
       created_at: new Date(o.startedAt),
+      // What a manual retry from the dashboard sends again (see 023_dashboard_webhooks_domains.sql).
+      event: o.status === "failed" ? asJson(o.delivery.event) : null,
     };
   });
   const gone = [...new Set(outcomes.filter((o) => o.gone).map((o) => o.delivery.endpoint_id))];

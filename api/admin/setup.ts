@@ -1,4 +1,4 @@
-import { isEmail } from "../../shared/email.ts";
+import { isDomainName, isEmail } from "../../shared/email.ts";
 import { createRoute } from "@hono/zod-openapi";
 import type { Deps } from "../../shared/deps.ts";
 import { ValidationError } from "../../shared/errors.ts";
@@ -27,7 +27,6 @@ import { jsonBody, jsonResponse, RecordKey } from "../../shared/http/schemas.ts"
 
 const CHANNELS = ["email", "sms", "whatsapp", "push"] as const;
 const name = (param: string) => RecordKey.min(1).openapi({ param: { name: param, in: "path" } });
-const DOMAIN = /^(?=.{1,253}$)([a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z]{2,63}$/i;
 
 /** What a team sends with: templates, sender identities, email domains and segments. */
 export function adminSetupRoutes(deps: Deps) {
@@ -106,7 +105,7 @@ export function adminSetupRoutes(deps: Deps) {
     }),
     async (c) => {
       const { team_id, domain } = c.req.valid("param");
-      if (!DOMAIN.test(domain)) throw new ValidationError(["domain must be a domain name"]);
+      if (!isDomainName(domain)) throw new ValidationError(["domain must be a domain name"]);
       const team = await requireTeam(deps.sql, team_id);
       const { verified } = c.req.valid("json");
       await setDomainVerified(deps.sql, team.id, domain, verified);

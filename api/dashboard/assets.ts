@@ -15,6 +15,7 @@ async function hashedAsset(file: string, type: string) {
 
 const css = await hashedAsset("dashboard.css", "text/css; charset=utf-8");
 const previewScript = await hashedAsset("template_preview.js", "text/javascript; charset=utf-8");
+const progressScript = await hashedAsset("progress.js", "text/javascript; charset=utf-8");
 
 /** The stylesheet's URL under /dashboard. */
 export const CSS_PATH = css.path;
@@ -30,4 +31,10 @@ export const PREVIEW_SCRIPT_PATH = previewScript.path;
 /** The template editor script's answer. */
 export function previewScriptResponse(): Response {
   return previewScript.response();
+/** The script that keeps a running send's counters live, served as a file for the CSP's 'self'. */
+export const PROGRESS_SCRIPT_PATH = progressScript.path;
+
+/** The progress script's answer. */
+export function progressScriptResponse(): Response {
+  return progressScript.response();
 }

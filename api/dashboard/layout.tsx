@@ -12,6 +12,10 @@ const SECTIONS = [
   { id: "templates", label: "Templates", path: "/templates", owner: false },
   { id: "contacts", label: "Contacts", path: "/contacts", owner: false },
   { id: "messages", label: "Messages", path: "/messages", owner: false },
+  { id: "sends", label: "Sends", path: "/sends", owner: false },
+  { id: "senders", label: "Senders", path: "/senders", owner: false },
+  { id: "webhooks", label: "Webhooks", path: "/webhooks", owner: false },
+  { id: "wallet", label: "Wallet", path: "/wallet", owner: false },
   { id: "keys", label: "API keys", path: "/keys", owner: false },
   { id: "team", label: "Team", path: "/team", owner: true },
 ] as const;

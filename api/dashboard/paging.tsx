@@ -1,3 +1,5 @@
+import type { Child } from "hono/jsx";
+
 /** A query string of the given values, empty ones left out ('' when none is left). */
 export function queryOf(values: Record<string, string | undefined>): string {
   const kept = Object.entries(values).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== "");
@@ -19,4 +21,9 @@ export function Pager(
       {props.next && <a href={`${path}${queryOf({ ...query, after: props.next })}`} rel="next">Next page</a>}
     </nav>
   );
+}
+
+/** A short status as a labelled badge (the word is the information: colour only repeats it). */
+export function Badge(props: { value: string; children?: Child }) {
+  return <span class={`badge badge-${props.value.replace(/[^a-z_]/g, "")}`}>{props.children ?? props.value}</span>;
 }

@@ -5,6 +5,7 @@ import type { Deps } from "../../shared/deps.ts";
 import { AppError } from "../../shared/errors.ts";
 import { log } from "../../shared/log.ts";
 import { CSS_PATH, cssResponse, PREVIEW_SCRIPT_PATH, previewScriptResponse } from "./assets.ts";
+import { CSS_PATH, cssResponse, PROGRESS_SCRIPT_PATH, progressScriptResponse } from "./assets.ts";
 import { csrfTokenMatches, sameOriginPosts } from "./csrf.ts";
 import type { DashboardEnv } from "./env.ts";
 import { contactsRoutes } from "./contacts.tsx";
@@ -14,8 +15,12 @@ import { messagesRoutes } from "./messages.tsx";
 import { BASE, MessagePage } from "./layout.tsx";
 import { clearSessionCookie, deleteSession, deleteUserSessions, findSession, sessionToken } from "./sessions.ts";
 import { signInRoutes } from "./sign_in.tsx";
+import { sendersRoutes } from "./senders.tsx";
+import { sendsRoutes } from "./sends.tsx";
 import { teamRoutes } from "./team.tsx";
 import { templatesRoutes } from "./templates.tsx";
+import { walletRoutes } from "./wallet.tsx";
+import { webhooksRoutes } from "./webhooks.tsx";
 
 /** The answer to a post that did not come from a page of this session. */
 const FORGED = "This form has expired or did not come from the dashboard. Go back, reload the page and try again.";
@@ -74,6 +79,7 @@ export function dashboardRoutes(deps: Deps) {
   app.onError(errorPage);
   app.get(CSS_PATH, () => cssResponse());
   app.get(PREVIEW_SCRIPT_PATH, () => previewScriptResponse());
+  app.get(PROGRESS_SCRIPT_PATH, () => progressScriptResponse());
   app.use("*", pageHeaders);
   app.use("*", sameOriginPosts(deps));
   app.route("/", signInRoutes(deps));
@@ -99,6 +105,10 @@ export function dashboardRoutes(deps: Deps) {
   app.route("/", messagesRoutes(deps));
   app.route("/", teamRoutes(deps));
   app.route("/", templatesRoutes(deps));
+  app.route("/", sendsRoutes(deps));
+  app.route("/", sendersRoutes(deps));
+  app.route("/", walletRoutes(deps));
+  app.route("/", webhooksRoutes(deps));
   app.all("*", (c) => {
     const message = "There is no such page in the dashboard.";
     return c.html(<MessagePage title="Page not found" message={message} user={c.get("user")} />, 404);

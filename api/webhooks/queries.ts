@@ -1,4 +1,9 @@
 import type { Db } from "../../shared/db.ts";
+import type { WebhookEvent } from "../../shared/webhook_events.ts";
+import { newWebhookSecret } from "../../shared/webhook_signing.ts";
+
+/** How long the secret before a rotation keeps signing beside the new one. */
+export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
 
 /** A webhook endpoint as stored. */
 export interface EndpointRow {
@@ -83,6 +88,19 @@ export async function rotateSecret(
   return row;
 }
 
+/**
+ * Gives the endpoint a new secret, the old one signing beside it for ROTATION_GRACE_MS (the API's
+ * rotate-secret and the dashboard's both come here); undefined when the team has no such endpoint.
+ */
+export async function rotateEndpointSecret(
+  db: Db,
+  teamId: string,
+  id: string,
+  now: number,
+): Promise<EndpointRow | undefined> {
+  return await rotateSecret(db, teamId, id, newWebhookSecret(), new Date(now + ROTATION_GRACE_MS));
+}
+
 /** What an update may change. */
 export interface EndpointChanges {
   url?: string;
@@ -124,4 +142,35 @@ export async function listAttempts(
     order by id desc
     limit ${options.limit + 1}`;
   return { rows: rows.slice(0, options.limit), hasMore: rows.length > options.limit };
+}
+
+/** Of these events, the ones delivered to the endpoint (a later attempt succeeded). */
+export async function deliveredEvents(db: Db, endpointId: string, eventIds: string[]): Promise<Set<string>> {
+  const rows = await db<{ event_id: string }[]>`
+    select distinct event_id from webhook_attempts
+    where status = 'succeeded' and endpoint_id = ${endpointId} and event_id = any(${eventIds}::text[])`;
+  return new Set(rows.map((r) => r.event_id));
+}
+
+/** A failed attempt of the team's endpoint, with the event it carried (null before that was kept). */
+export interface FailedAttempt {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event: WebhookEvent | null;
+  /** 1 for the first attempt. */
+  attempt: number;
+}
+
+/** The team's failed attempt `id` at endpoint `endpointId`; undefined when there is none. */
+export async function findFailedAttempt(
+  db: Db,
+  teamId: string,
+  endpointId: string,
+  id: string,
+): Promise<FailedAttempt | undefined> {
+  const [row]: [FailedAttempt?] = await db`
+    select id, endpoint_id, event_id, event, attempt from webhook_attempts
+    where id = ${id} and team_id = ${teamId} and endpoint_id = ${endpointId} and status = 'failed'`;
+  return row;
 }

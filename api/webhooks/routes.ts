@@ -13,7 +13,7 @@ import {
   findEndpoint,
   listAttempts,
   listEndpoints,
-  rotateSecret,
+  rotateEndpointSecret,
   updateEndpoint,
 } from "./queries.ts";
 import {
@@ -37,9 +37,6 @@ const tags = tag("Webhooks");
 
 /** Endpoints a team may register. */
 export const MAX_ENDPOINTS = 20;
-
-/** How long the secret before a rotation keeps signing beside the new one. */
-const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -181,8 +178,7 @@ export function webhooksRoutes(deps: Deps) {
     }),
     async (c) => {
       const id = checkedId(c.req.valid("param").id);
-      const graceUntil = new Date(deps.now() + ROTATION_GRACE_MS);
-      const row = found(await rotateSecret(db, c.get("team").id, id, newWebhookSecret(), graceUntil));
+      const row = found(await rotateEndpointSecret(db, c.get("team").id, id, deps.now()));
       return c.json({ ...endpointBody(row), secret: row.secret }, 200);
     },
   );

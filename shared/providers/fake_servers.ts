@@ -81,8 +81,15 @@ export interface ResendErrorBody {
  * is answered once `hold()` resolves (a test's stand-in for an API that does not answer).
  */
 export function startFakeResend(
-  options: { apiKey: string; errors?: Record<string, ResendErrorBody>; hold?: () => Promise<void> | undefined },
+  options: {
+    apiKey: string;
+    errors?: Record<string, ResendErrorBody>;
+    hold?: () => Promise<void> | undefined;
+    /** Domains whose DNS records are "published": they pass verification (see resendDomains). */
+    published?: Set<string>;
+  },
 ): FakeServer {
+  const domains = resendDomains(options.published ?? new Set());
   return serveFake(async (request, body) => {
     const auth = request.headers.get("authorization");
     if (!auth) {
@@ -91,7 +98,9 @@ export function startFakeResend(
     if (auth !== `Bearer ${options.apiKey}`) {
       return json(403, { statusCode: 403, name: "invalid_api_key", message: "API key is invalid" });
     }
-    if (request.method !== "POST" || new URL(request.url).pathname !== "/emails") {
+    const path = new URL(request.url).pathname;
+    if (path === "/domains" || path.startsWith("/domains/")) return domains(request.method, path, body);
+    if (request.method !== "POST" || path !== "/emails") {
       return json(404, { statusCode: 404, name: "not_found", message: "Route not found" });
     }
     const email = JSON.parse(body) as { from?: string; to?: string | string[]; subject?: string };
@@ -114,6 +123,106 @@ export function startFakeResend(
     await options.hold?.();
     return json(200, { id: crypto.randomUUID() });
   });
+}
+
+/** A domain the fake Resend holds, as its domains API shows it. */
+interface FakeResendDomain {
+  id: string;
+  name: string;
+  status: string;
+  created_at: string;
+  region: string;
+  records: {
+    record: string;
+    name: string;
+    type: string;
+    ttl: string;
+    status: string;
+    value: string;
+    priority?: number;
+  }[];
+}
+
+/**
+ * Resend's domains API (`POST /domains`, `GET /domains/{id}`, `POST /domains/{id}/verify`, `DELETE
+ * /domains/{id}`): a new domain is `not_started` with the SPF and DKIM records Resend asks for; a
+ * verify makes it `pending`, and the next read finds it `verified` when its name is in `published`
+ * (its records are in DNS), else still `pending`, as Resend's checks take their time.
+ */
+function resendDomains(published: Set<string>) {
+  const domains = new Map<string, FakeResendDomain>();
+  const notFound = () => json(404, { statusCode: 404, name: "not_found", message: "Domain not found" });
+  const setStatus = (d: FakeResendDomain, status: string) => {
+    d.status = status;
+    for (const r of d.records) r.status = status;
+  };
+  return (method: string, path: string, body: string): Response => {
+    const [, , id, action] = path.split("/");
+    if (method === "POST" && !id) {
+      const { name } = JSON.parse(body || "{}") as { name?: string };
+      if (!name) {
+        return json(422, { statusCode: 422, name: "missing_required_field", message: "Missing `name` field." });
+      }
+      if ([...domains.values()].some((d) => d.name === name)) {
+        return json(403, {
+          statusCode: 403,
+          name: "validation_error",
+          message: `The domain ${name} has been registered already.`,
+        });
+      }
+      const domain: FakeResendDomain = {
+        id: crypto.randomUUID(),
+        name,
+        status: "not_started",
+        created_at: new Date().toISOString(),
+        region: "us-east-1",
+        records: [
+          {
+            record: "SPF",
+            name: "send",
+            type: "MX",
+            ttl: "Auto",
+            status: "not_started",
+            value: "feedback-smtp.us-east-1.amazonses.com",
+            priority: 10,
+          },
+          {
+            record: "SPF",
+            name: "send",
+            type: "TXT",
+            ttl: "Auto",
+            status: "not_started",
+            value: '"v=spf1 include:amazonses.com ~all"',
+          },
+          {
+            record: "DKIM",
+            name: "resend._domainkey",
+            type: "TXT",
+            ttl: "Auto",
+            status: "not_started",
+            value: `p=MIGfMA0GCSqGSIb3DQEBAQUAA4GNADCBiQKBgQ${randomHex(16)}`,
+          },
+        ],
+      };
+      domains.set(domain.id, domain);
+      return json(200, { ...domain, capabilities: { sending: "enabled", receiving: "disabled" } });
+    }
+    const domain = id ? domains.get(id) : undefined;
+    if (!domain) return notFound();
+    if (method === "GET" && !action) {
+      if (domain.status === "pending" && published.has(domain.name)) setStatus(domain, "verified");
+      return json(200, { object: "domain", ...domain, capabilities: { sending: "enabled", receiving: "disabled" } });
+    }
+    if (method === "POST" && action === "verify") {
+      if (domain.status !== "verified") setStatus(domain, "pending");
+      return json(200, { object: "domain", id: domain.id });
+    }
+    if (method === "DELETE" && !action) {
+      domains.delete(domain.id);
+      return json(200, { object: "domain", id: domain.id, deleted: true });
+    }
+    return json(404, { statusCode: 404, name: "not_found", message: "Route not found" });
+  };
 }
 
 // --- Twilio -------------------------------------------------------------------------------------
