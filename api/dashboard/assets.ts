@@ -25,12 +25,14 @@ export function cssResponse(): Response {
   return css.response();
 }
 
-/** The template editor's script (the live preview): the only script, served as a file for the CSP's 'self'. */
+/** The template editor's script (the live preview), served as a file for the CSP's 'self'. */
 export const PREVIEW_SCRIPT_PATH = previewScript.path;
 
 /** The template editor script's answer. */
 export function previewScriptResponse(): Response {
   return previewScript.response();
+}
+
 /** The script that keeps a running send's counters live, served as a file for the CSP's 'self'. */
 export const PROGRESS_SCRIPT_PATH = progressScript.path;
 

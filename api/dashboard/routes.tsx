@@ -4,8 +4,14 @@ import { HTTPException } from "hono/http-exception";
 import type { Deps } from "../../shared/deps.ts";
 import { AppError } from "../../shared/errors.ts";
 import { log } from "../../shared/log.ts";
-import { CSS_PATH, cssResponse, PREVIEW_SCRIPT_PATH, previewScriptResponse } from "./assets.ts";
-import { CSS_PATH, cssResponse, PROGRESS_SCRIPT_PATH, progressScriptResponse } from "./assets.ts";
+import {
+  CSS_PATH,
+  cssResponse,
+  PREVIEW_SCRIPT_PATH,
+  previewScriptResponse,
+  PROGRESS_SCRIPT_PATH,
+  progressScriptResponse,
+} from "./assets.ts";
 import { csrfTokenMatches, sameOriginPosts } from "./csrf.ts";
 import type { DashboardEnv } from "./env.ts";
 import { contactsRoutes } from "./contacts.tsx";
