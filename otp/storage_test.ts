@@ -1,5 +1,4 @@
 import assert from "node:assert/strict";
-import { kvKeys } from "../shared/kv.ts";
 import { dbTest, randomEmail } from "../shared/testing.ts";
 import type { OtpSession } from "./session.ts";
 import { openSandbox, otpWorld, randomPhone } from "./testing.ts";
@@ -50,8 +49,8 @@ dbTest("no code can be found in KV or in Postgres (outside the outbox, which car
 dbTest("the stored session holds HMACs of the codes, the state, and its expiry", async () => {
   const world = await otpWorld();
   const { body } = await openSandbox(world, ["email", "sms"], { metadata: { a: 1 } });
-  const entry = await world.deps.kv.get<OtpSession>(kvKeys.otp.session(world.team.id, body.session_id as string));
-  const session = entry.value!;
+  const entry = await world.deps.otpSessions.get<OtpSession>(world.team.id, body.session_id as string);
+  const session = entry!.value;
   assert.deepEqual(Object.keys(session.code_hashes), ["email", "sms"]);
   for (const hash of Object.values(session.code_hashes)) assert.match(hash!, /^[A-Za-z0-9+/]{43}=$/);
   assert.equal(new Date(session.expires_at).toISOString(), body.expires_at);

@@ -1,6 +1,7 @@
 import { createService } from "../main.ts";
 import type { Config } from "../shared/config.ts";
 import type { Deps, Team } from "../shared/deps.ts";
+import { kvHotState } from "../shared/engine/kv/hot_state.ts";
 import { KvCommitter } from "../shared/kv.ts";
 import { toMicros } from "../shared/money.ts";
 import type { TeamKeys } from "../shared/teams.ts";
@@ -32,7 +33,8 @@ export function randomIp(): string {
 
 /**
  * A new team (with `balance` USD) and the app. `now` injects a clock: pass a function reading a
- * variable the test moves; `kv` and `committer` wrap what the code sees (spies).
+ * variable the test moves; `kv` and `committer` wrap what the code sees (spies): with `kv`, the OTP
+ * hot state (sessions, records, units of work) is Deno KV through it, on the test's KV database.
  */
 export async function otpWorld(
   options: {
@@ -44,11 +46,16 @@ export async function otpWorld(
   } = {},
 ): Promise<OtpWorld> {
   const base = await testDeps(options.config);
+  const kv = options.kv ? options.kv(base.kv) : base.kv;
+  const committer = options.committer ? options.committer(base.committer) : base.committer;
+  // A wrapped KV (a spy) holds the OTP hot state too, so that the spy sees its reads and commits.
+  const hot = options.kv ? kvHotState(kv, committer) : undefined;
   const deps: Deps = {
     ...base,
     now: options.now ?? base.now,
-    kv: options.kv ? options.kv(base.kv) : base.kv,
-    committer: options.committer ? options.committer(base.committer) : base.committer,
+    kv,
+    committer,
+    ...(hot ? { otpSessions: hot.otpSessions, records: hot.records, atomically: hot.atomically } : {}),
   };
   const { team, keys } = await testTeam(deps);
   if ((options.balance ?? 10) > 0) await topUp(deps.sql, team.id, toMicros(options.balance ?? 10));
