@@ -50,3 +50,14 @@ export interface ApiKey {
   /** Test keys are sandbox: outbox only, never charged. */
   test: boolean;
 }
+
+/** The Deps fields an engine's hot state provides (one place, so that no port is left out). */
+export function hotStateDeps(hot: HotState) {
+  return {
+    counter: hot.counters,
+    idempotency: hot.idempotency,
+    otpSessions: hot.otpSessions,
+    records: hot.records,
+    atomically: hot.atomically,
+  } satisfies Partial<Deps>;
+}
