@@ -15,8 +15,8 @@ async function britishOnly(): Promise<OtpWorld> {
 async function nothingSentOrCharged(world: OtpWorld, balance: number): Promise<void> {
   assert.equal((await world.deps.sql`select 1 from outbox_all where team_id = ${world.team.id}`).length, 0);
   assert.equal(await balanceMicros(world.deps.sql, world.team.id), balance);
-  const sessions = await Array.fromAsync(world.deps.kv.list({ prefix: ["otp_sessions", world.team.id] }));
-  assert.equal(sessions.length, 0);
+  const sessions = await world.deps.otpSessions.countActive(world.team.id, world.deps.now());
+  assert.equal(sessions.count, 0, "no session stored");
 }
 
 dbTest("sendOtp() to a number outside the allowed countries is 403, and nothing is sent or charged", async () => {

@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { createService } from "../main.ts";
-import { kvKeys } from "../shared/kv.ts";
 import { toMicros } from "../shared/money.ts";
 import type { Providers } from "../shared/providers/registry.ts";
 import { ProviderError } from "../shared/providers/types.ts";
@@ -109,8 +108,8 @@ dbTest("a wallet that cannot pay is 402, and nothing is stored, sent or charged"
     assert.equal(body.message, "Insufficient wallet balance. Required: 0.0161, Available: 0.0051");
     assert.deepEqual(await entries(world), []);
     assert.equal((await world.deps.sql`select 1 from outbox_all where team_id = ${world.team.id}`).length, 0);
-    const stored = await Array.fromAsync(world.deps.kv.list({ prefix: ["otp_sessions", world.team.id] }));
-    assert.equal(stored.length, 0);
+    const stored = await world.deps.otpSessions.countActive(world.team.id, world.deps.now());
+    assert.equal(stored.count, 0, "no session stored");
   }
 });
 
@@ -153,8 +152,8 @@ dbTest("a message the provider refuses is refunded and reported unsent", async (
   assert.equal(body.channels_results.sms.success, false);
   // Only the fee and the email are kept.
   assert.equal(spent(await entries(world)), toMicros(0.005) + toMicros(0.0001));
-  const session = await world.deps.kv.get(kvKeys.otp.session(world.team.id, body.session_id));
-  assert.ok(session.value, "the session stays: a resend can try again");
+  const session = await world.deps.otpSessions.get(world.team.id, body.session_id);
+  assert.ok(session?.value, "the session stays: a resend can try again");
 });
 
 dbTest(

@@ -5,7 +5,7 @@
  */
 import type { Deps } from "../shared/deps.ts";
 import { ForbiddenError } from "../shared/errors.ts";
-import { kvKeys } from "../shared/kv.ts";
+import type { UnitOfWork } from "../shared/engine/ports.ts";
 import { log } from "../shared/log.ts";
 import { metrics } from "../shared/metrics.ts";
 import { countryOfE164 } from "../shared/phone.ts";
@@ -83,15 +83,17 @@ async function counted(hit: Promise<{ allowed: boolean; limit: number; remaining
   return allowed ? limit - remaining : limit;
 }
 
-/** Verifications under `prefix` in the window, counted up to `enough` (all the judgement needs). */
-async function verificationsSince(deps: Deps, teamId: string, prefix: string, since: number, enough: number) {
-  let count = 0;
-  const selector = {
-    prefix: kvKeys.otp.fraudVerifiedOfPrefix(teamId, prefix),
-    start: [...kvKeys.otp.fraudVerifiedOfPrefix(teamId, prefix), since],
-  };
-  for await (const _ of deps.kv.list(selector, { limit: enough })) count++;
-  return count;
+/** Where the verifications of a team's prefix are counted (the scope of their records). */
+function verifiedScope(teamId: string, prefix: string): string {
+  return `${teamId}:${prefix}`;
+}
+
+/**
+ * Verifications under `prefix` in the window: each is a record active for the window from its
+ * verification (see guardVerification).
+ */
+async function verificationsInWindow(deps: Deps, teamId: string, prefix: string, now: number): Promise<number> {
+  return (await deps.records("otp_fraud_verified").countActive(verifiedScope(teamId, prefix), now)).count;
 }
 
 /**
@@ -113,14 +115,14 @@ async function judge(deps: Deps, teamId: string, prefix: string, guard: FraudGua
   const sends = fresh >= cap ? inWindow : Math.max(0, inWindow - fresh);
   if (sends < guard.min_sends) return undefined;
   const needed = Math.ceil(guard.min_verify_ratio * sends);
-  const verifications = await verificationsSince(deps, teamId, prefix, now - windowMs, needed);
+  const verifications = await verificationsInWindow(deps, teamId, prefix, now);
   return verifications < needed ? { sends, verifications } : undefined;
 }
 
 /**
- * Blocks `prefix` until the cool-down ends, unless another send blocked it first; the block that
- * is written emits `otp.fraud_blocked` in its own commit (so exactly one event per block, never
- * lost). Answers when the prefix unblocks.
+ * Blocks `prefix` until the cool-down ends, unless another send (on any replica) blocked it first;
+ * the block that is written emits `otp.fraud_blocked` in its unit of work (so exactly one event per
+ * block, never lost). Answers when the prefix unblocks.
  */
 async function block(
   deps: Deps,
@@ -130,7 +132,7 @@ async function block(
   guard: FraudGuardSettings,
   now: number,
 ): Promise<number> {
-  const key = kvKeys.otp.fraudBlock(teamId, prefix);
+  const blocks = deps.records("otp_fraud_blocks");
   const blockMs = guard.block_minutes * 60_000;
   const state: PrefixBlock = { blocked_until: now + blockMs, ...counts };
   const event = newEvent("otp.fraud_blocked", {
@@ -142,11 +144,14 @@ async function block(
   }, now);
   const webhooks = eventJobs(await listenersOf(deps, [teamId]), teamId, [event], now);
   for (let round = 0; round < 5; round++) {
-    const current = await deps.kv.get<PrefixBlock>(key);
-    if (current.value && current.value.blocked_until > now) return current.value.blocked_until;
-    const op = deps.kv.atomic().check(current).set(key, state, { expireIn: blockMs });
-    for (const job of webhooks.jobs) op.enqueue(job);
-    if (!(await op.commit()).ok) continue;
+    const current = await blocks.get<PrefixBlock>(teamId, prefix);
+    if (current && current.value.blocked_until > now) return current.value.blocked_until;
+    const options = { expected: current?.version ?? null, ttlMs: blockMs, activeUntil: null };
+    const committed = await deps.atomically(async (unit) => {
+      await blocks.put(teamId, prefix, state, options, unit);
+      for (const job of webhooks.jobs) await deps.queue.enqueue(job, {}, unit);
+    });
+    if (!committed) continue;
     metrics.otpPrefixesBlocked.inc();
     countEmitted(webhooks.events);
     log("warn", "otp prefix blocked for suspected SMS pumping", { team_id: teamId, prefix, ...counts });
@@ -168,9 +173,10 @@ export async function refuseBlocked(
 ): Promise<string[]> {
   if (!guard.enabled || phones.length === 0) return [];
   const prefixes = [...new Set(phones.map(numberPrefix))];
-  const blocks = await deps.kv.getMany<PrefixBlock[]>(prefixes.map((p) => kvKeys.otp.fraudBlock(teamId, p)));
+  const records = deps.records("otp_fraud_blocks");
+  const blocks = await Promise.all(prefixes.map((p) => records.get<PrefixBlock>(teamId, p)));
   blocks.forEach((entry, i) => {
-    if (entry.value && entry.value.blocked_until > now) throw suspected(prefixes[i], entry.value.blocked_until);
+    if (entry && entry.value.blocked_until > now) throw suspected(prefixes[i], entry.value.blocked_until);
   });
   return prefixes;
 }
@@ -193,16 +199,16 @@ export async function guardSend(
   }
 }
 
-/** A verification for the guard to count, written in the commit that verifies the session. */
+/** A verification for the guard to count, written in the unit of work that verifies the session. */
 export interface GuardVerification {
-  put(op: Deno.AtomicOperation): void;
-  /** Called once the commit landed. */
+  put(unit: UnitOfWork): Promise<void>;
+  /** Called once the unit committed. */
   committed(): void;
 }
 
 /**
- * What the verification of `session` writes for the guard: a key per prefix of its phone numbers,
- * kept as long as the window. Undefined when nothing is counted: no phone number, the guard off,
+ * What the verification of `session` writes for the guard: a record per prefix of its phone numbers,
+ * active (counted) for the window. Undefined when nothing is counted: no phone number, the guard off,
  * a sandbox or test-key session (they were not counted as sends either), or the settings unread —
  * a verify must not fail for the guard, and one verification missed only makes it a little stricter.
  */
@@ -221,11 +227,14 @@ export async function guardVerification(
     return undefined;
   }
   if (!guard.enabled) return undefined;
-  const expireIn = guard.window_minutes * 60_000;
+  const windowMs = guard.window_minutes * 60_000;
+  // A session is verified once (its own compare-and-set), so its record is always new.
+  const options = { expected: null, ttlMs: windowMs, activeUntil: now + windowMs };
   return {
-    put(op) {
+    async put(unit) {
       for (const prefix of prefixes) {
-        op.set(kvKeys.otp.fraudVerified(session.team_id, prefix, now, session.id), true, { expireIn });
+        const scope = verifiedScope(session.team_id, prefix);
+        await deps.records("otp_fraud_verified").put(scope, session.id, 1, options, unit);
       }
     },
     committed: () => metrics.otpFraudCounted.inc({ kind: "verification" }, prefixes.length),

@@ -3,7 +3,6 @@ import { getConnInfo } from "hono/deno";
 import type { Deps } from "../shared/deps.ts";
 import { RateLimitError } from "../shared/errors.ts";
 import type { AppEnv } from "../shared/http/env.ts";
-import { kvKeys } from "../shared/kv.ts";
 
 const RECIPIENT_WINDOW_MS = 5 * 60_000;
 const IP_WINDOW_MS = 60 * 60_000;
@@ -65,7 +64,7 @@ export async function limitRecipients(
   }
 }
 
-/** Sessions counted as active in this process but not yet written to KV, per team. */
+/** Sessions counted as active in this process but not yet stored, per team. */
 const reserved = new Map<string, number>();
 /** The tail of each team's queue of reservations (counting and reserving is one step). */
 const queues = new Map<string, Promise<unknown>>();
@@ -95,15 +94,10 @@ export function reserveActiveSession(deps: Deps, teamId: string, now: number): P
   return serialized(teamId, async () => {
     const limit = deps.config.OTP_ACTIVE_SESSION_LIMIT;
     if (limit > 0) {
-      let count = reserved.get(teamId) ?? 0;
-      let soonest = Infinity;
-      for await (const entry of deps.kv.list<number>({ prefix: kvKeys.otp.activeOfTeam(teamId) })) {
-        if (entry.value <= now) continue;
-        count++;
-        soonest = Math.min(soonest, entry.value);
-      }
+      const active = await deps.otpSessions.countActive(teamId, now);
+      const count = active.count + (reserved.get(teamId) ?? 0);
       if (count >= limit) {
-        const wait = Number.isFinite(soonest) ? (soonest - now) / 1000 : 60;
+        const wait = active.soonestEnd !== null ? (active.soonestEnd - now) / 1000 : 60;
         throw new RateLimitError("Too many active OTP sessions", wait);
       }
     }

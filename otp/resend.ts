@@ -1,7 +1,6 @@
 import { teamSettings } from "../shared/team_settings.ts";
 import type { Deps } from "../shared/deps.ts";
 import { AppError, ConflictError } from "../shared/errors.ts";
-import { kvKeys } from "../shared/kv.ts";
 import type { OtpChannel } from "./codes.ts";
 import {
   type ChannelResult,
@@ -48,11 +47,10 @@ export async function resendOtp(deps: Deps, teamId: string, token: string, keyIs
   const now = deps.now();
   const claims = await readSessionToken(keys.token, token);
   if (!claims || claims.teamId !== teamId) throw sessionNotFound();
-  const key = kvKeys.otp.session(teamId, claims.sessionId);
-  let entry = await deps.kv.get<OtpSession>(key);
-  const refused = refusal(entry.value, now);
+  let stored = await deps.otpSessions.get<OtpSession>(teamId, claims.sessionId);
+  const refused = refusal(stored?.value ?? null, now);
   if (refused) throw refused;
-  const first = entry.value!;
+  const first = stored!.value;
   await limitRecipients(
     deps,
     teamId,
@@ -74,7 +72,7 @@ export async function resendOtp(deps: Deps, teamId: string, token: string, keyIs
   if (charging) await chargeUpFront(deps, bill);
 
   for (let round = 0; round < MAX_CONFLICTS; round++) {
-    const current = entry.value;
+    const current = stored?.value ?? null;
     const stop = refusal(current, now);
     if (stop) {
       if (charging) await refundUpFront(deps, bill);
@@ -87,12 +85,10 @@ export async function resendOtp(deps: Deps, teamId: string, token: string, keyIs
       expires_at: now + Math.round(current!.expiry_minutes * 60_000),
       resend_count: current!.resend_count + 1,
     };
-    const committed = await deps.kv.atomic()
-      .check(entry)
-      .set(key, next, { expireIn: keepFor(next, now) })
-      .set(kvKeys.otp.active(teamId, next.id), next.expires_at, { expireIn: next.expires_at - now })
-      .commit();
-    if (committed.ok) {
+    const options = { expected: stored!.version, ttlMs: keepFor(next, now), activeUntil: next.expires_at };
+    // One record and no job: a compare-and-set of its own, no unit of work needed.
+    const committed = await deps.otpSessions.put(teamId, next.id, next, options);
+    if (committed) {
       const results = next.sandbox_mode ? sandboxResults(plans) : await sendMessages(deps, teamId, plans, {
         charging,
         sandbox: next.test || keyIsTest,
@@ -100,7 +96,7 @@ export async function resendOtp(deps: Deps, teamId: string, token: string, keyIs
       });
       return { session: next, results, codes: next.sandbox_mode ? codes : undefined };
     }
-    entry = await deps.kv.get<OtpSession>(key);
+    stored = await deps.otpSessions.get<OtpSession>(teamId, claims.sessionId);
   }
   if (charging) await refundUpFront(deps, bill);
   throw new ConflictError("Cannot resend: the session is changing too fast, try again", "otp_session_busy");

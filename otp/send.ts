@@ -2,7 +2,6 @@ import { newUuidV7 } from "../shared/sending/ids.ts";
 import type { ApiKey } from "../shared/deps.ts";
 import type { Deps } from "../shared/deps.ts";
 import { teamSettings } from "../shared/team_settings.ts";
-import { kvKeys } from "../shared/kv.ts";
 import { type OtpTrigger, otpTriggers, putSandboxTriggers, recordOtpTriggers } from "./tracking.ts";
 import { generateCode, hashCode, type OtpChannel } from "./codes.ts";
 import {
@@ -134,7 +133,7 @@ export async function sendOtp(deps: Deps, caller: Caller, input: SendInput): Pro
       throw err;
     }
   } finally {
-    // Stored (now counted from KV) or given up.
+    // Stored (now counted from the hot state) or given up.
     slot.release();
   }
   const token = signSessionToken(keys.token, { sessionId: id, teamId }, now);
@@ -146,14 +145,17 @@ export async function sendOtp(deps: Deps, caller: Caller, input: SendInput): Pro
 
 /**
  * Writes a new session and its place in the team's active index, with the triggers of a sandbox
- * send (one group commit).
+ * send, in one unit of work (on KV one commit, shared with concurrent sends).
  */
 async function storeNewSession(deps: Deps, session: OtpSession, now: number, triggers: OtpTrigger[]): Promise<void> {
-  await deps.committer.commit((op) => {
-    op.set(kvKeys.otp.session(session.team_id, session.id), session, { expireIn: keepFor(session, now) });
-    op.set(kvKeys.otp.active(session.team_id, session.id), session.expires_at, {
-      expireIn: Math.max(1, session.expires_at - now),
-    });
-    putSandboxTriggers(op, triggers);
-  }, 2 + triggers.length * 2);
+  const stored = await deps.atomically(async (unit) => {
+    await deps.otpSessions.put(session.team_id, session.id, session, {
+      expected: null,
+      ttlMs: keepFor(session, now),
+      activeUntil: session.expires_at,
+    }, unit);
+    await putSandboxTriggers(deps, triggers, unit);
+  });
+  // A fresh time-ordered id is never taken: losing means something else wrote it.
+  if (!stored) throw new Error(`Cannot store OTP session ${session.id}: the id is taken`);
 }

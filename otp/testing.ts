@@ -1,6 +1,8 @@
 import { createService } from "../main.ts";
 import type { Config } from "../shared/config.ts";
-import type { Deps, Team } from "../shared/deps.ts";
+import { type Deps, hotStateDeps, type Team } from "../shared/deps.ts";
+import { kvHotState } from "../shared/engine/kv/hot_state.ts";
+import type { HotState } from "../shared/engine/ports.ts";
 import { KvCommitter } from "../shared/kv.ts";
 import { toMicros } from "../shared/money.ts";
 import type { TeamKeys } from "../shared/teams.ts";
@@ -32,7 +34,8 @@ export function randomIp(): string {
 
 /**
  * A new team (with `balance` USD) and the app. `now` injects a clock: pass a function reading a
- * variable the test moves; `kv` and `committer` wrap what the code sees (spies).
+ * variable the test moves; `kv` and `committer` wrap what the code sees (spies): with `kv`, the OTP
+ * hot state (sessions, records, units of work) is Deno KV through it, on the test's KV database.
  */
 export async function otpWorld(
   options: {
@@ -44,11 +47,17 @@ export async function otpWorld(
   } = {},
 ): Promise<OtpWorld> {
   const base = await testDeps(options.config);
+  const kv = options.kv ? options.kv(base.kv) : base.kv;
+  const committer = options.committer ? options.committer(base.committer) : base.committer;
+  // A wrapped KV (a spy) holds the OTP hot state too, so that the spy sees its reads and commits.
+  const hot = options.kv ? kvHotState(kv, committer) : undefined;
   const deps: Deps = {
     ...base,
     now: options.now ?? base.now,
-    kv: options.kv ? options.kv(base.kv) : base.kv,
-    committer: options.committer ? options.committer(base.committer) : base.committer,
+    kv,
+    committer,
+    // The counters stay the runtime's: a spy has no reason to see them.
+    ...(hot ? { ...hotStateDeps(hot), counter: base.counter } : {}),
   };
   const { team, keys } = await testTeam(deps);
   if ((options.balance ?? 10) > 0) await topUp(deps.sql, team.id, toMicros(options.balance ?? 10));
@@ -60,12 +69,36 @@ export async function otpWorld(
     team,
     keys,
     ip,
-    post: (path, body, opts = {}) =>
-      Promise.resolve(app.request(
-        `/api/v1/otp${path}`,
-        jsonRequest("POST", body, { "X-API-Key": opts.key ?? keys.live, "X-Forwarded-For": opts.ip ?? ip }),
-      )),
+    post: poster(app, keys, ip),
   };
+}
+
+/**
+ * Another replica of `world`'s service: the same team, keys, database and client IP, with the hot
+ * state `hot` and the job queue `queue` (a replica's own objects over a shared store).
+ */
+export function replicaOf(world: OtpWorld, hot: HotState, queue: Deps["queue"]): OtpWorld {
+  const deps: Deps = {
+    ...world.deps,
+    ...hotStateDeps(hot),
+    queue,
+  };
+  const app = createService(deps);
+  return {
+    ...world,
+    app,
+    deps,
+    post: poster(app, world.keys, world.ip),
+  };
+}
+
+/** Posts to the app's OTP routes with the team's live key (or `key`) from `ip` (or another). */
+function poster(app: OtpWorld["app"], keys: TeamKeys, ip: string): OtpWorld["post"] {
+  return (path, body, opts = {}) =>
+    Promise.resolve(app.request(
+      `/api/v1/otp${path}`,
+      jsonRequest("POST", body, { "X-API-Key": opts.key ?? keys.live, "X-Forwarded-For": opts.ip ?? ip }),
+    ));
 }
 
 /** A sandbox send body on the given channels with random recipients. */

@@ -6,7 +6,7 @@
  */
 import type { Deps } from "../shared/deps.ts";
 import { log } from "../shared/log.ts";
-import { sendKeys } from "../shared/sending/keys.ts";
+import type { UnitOfWork } from "../shared/engine/ports.ts";
 import { recordFinished } from "../shared/sending/records.ts";
 import type { Content, SendSpec } from "../shared/sending/spec.ts";
 import { FINISHED_RECORD_TTL_MS, newTriggerRecord, type TriggerRecord } from "../shared/sending/trigger_record.ts";
@@ -70,14 +70,16 @@ export function otpTriggers(
 }
 
 /**
- * Writes sandbox triggers into a KV commit (the session's), two writes each: GET /triggers/{id} and
+ * Writes sandbox triggers in a unit of work (the session's), two records each: GET /triggers/{id} and
  * the execution views (by either id) read them for a day.
  */
-export function putSandboxTriggers(op: Deno.AtomicOperation, triggers: OtpTrigger[]): void {
-  const ttl = { expireIn: FINISHED_RECORD_TTL_MS };
+export async function putSandboxTriggers(deps: Deps, triggers: OtpTrigger[], unit: UnitOfWork): Promise<void> {
+  const kept = { expected: null, ttlMs: FINISHED_RECORD_TTL_MS, activeUntil: null };
   for (const t of triggers) {
-    op.set(sendKeys.trigger(t.spec.trigger_id), t.record, ttl);
-    for (const e of t.record.executions) op.set(sendKeys.executionTrigger(e.id), t.spec.trigger_id, ttl);
+    await deps.records("send_triggers").put("", t.spec.trigger_id, t.record, kept, unit);
+    for (const e of t.record.executions) {
+      await deps.records("execution_triggers").put("", e.id, t.spec.trigger_id, kept, unit);
+    }
   }
 }
 

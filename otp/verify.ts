@@ -1,10 +1,8 @@
 import { createContact, findContactByEmail } from "../shared/contacts/queries.ts";
 import type { Deps } from "../shared/deps.ts";
 import { ConflictError } from "../shared/errors.ts";
-import { kvKeys } from "../shared/kv.ts";
 import { log } from "../shared/log.ts";
 import { countEmitted, eventJobs, listenersOf, newEvent, type WebhookEvent } from "../shared/webhook_events.ts";
-import { checkedCommitter } from "../shared/engine/kv/checked_commit.ts";
 import { codeMatches } from "./codes.ts";
 import { guardVerification } from "./fraud_guard.ts";
 import { otpKeys } from "./keys.ts";
@@ -45,12 +43,12 @@ function matchAll(
 }
 
 /**
- * Checks the codes of one call against the session of `token`, in one KV read and one atomic
- * commit guarded by the session's versionstamp (a lost race is read and applied again, so two
- * calls never both use the last attempt or both verify the session); concurrent verifies of other
- * sessions share that commit. Every path — no session,
- * another team's token, a wrong code, expiry, a lock — computes the same HMACs, reads once and
- * commits once, so their timing tells nothing.
+ * Checks the codes of one call against the session of `token`: one read, then (when the call changes
+ * the session) one unit of work written only if the session is still the version read (a lost race
+ * is read and applied again, so two calls never both use the last attempt or both verify the
+ * session); on KV concurrent verifies of other sessions share that commit. Every path — no session,
+ * another team's token, a wrong code, expiry, a lock — computes the same HMACs and reads once; the
+ * two paths that answer 'Session not found' do exactly the same work, so their timing tells nothing.
  */
 export async function verifyOtp(
   deps: Deps,
@@ -64,33 +62,32 @@ export async function verifyOtp(
   const known = claims !== undefined && claims.teamId === teamId;
   // An unknown token still looks up (and finds nothing under) a random session id of the team.
   const sessionId = known ? claims.sessionId : crypto.randomUUID();
-  const key = kvKeys.otp.session(teamId, sessionId);
   for (let round = 0; round < MAX_CONFLICTS; round++) {
-    const entry = await deps.kv.get<OtpSession>(key);
-    const session = known ? entry.value : null;
+    const stored = await deps.otpSessions.get<OtpSession>(teamId, sessionId);
+    const session = known ? stored?.value ?? null : null;
     const matches = matchAll(keys.code, sessionId, session, otps);
     const outcome = applyVerification(session, matches, now);
     const next = outcome.ok ? outcome.next : undefined;
-    const activeKey = kvKeys.otp.active(teamId, sessionId);
     const events: WebhookEvent[] = [];
-    if (next && isLocked(next) && !isLocked(entry.value!)) events.push(otpEvent("otp.locked", next, now));
+    if (next && isLocked(next) && !isLocked(session!)) events.push(otpEvent("otp.locked", next, now));
     if (outcome.ok && outcome.newlyVerified) events.push(otpEvent("otp.verified", outcome.session, now));
     // A lock or a verify tells the team's webhooks, whose endpoints are read (cached) only then.
     const webhooks = events.length > 0 ? eventJobs(await listenersOf(deps, [teamId]), teamId, events, now) : undefined;
     const guarded = outcome.ok && outcome.newlyVerified
       ? await guardVerification(deps, outcome.session, now)
       : undefined;
-    // Shares its commit with concurrent verifies of other sessions (group commit, one fsync).
-    const committed = await checkedCommitter(deps.kv).commit([key, activeKey], (op) => {
-      op.check(entry);
-      if (!next) return;
-      op.set(key, next, { expireIn: keepFor(next, now) });
-      // Verified or locked: no longer one of the team's active sessions.
-      if (isSessionVerified(next) || isLocked(next)) op.delete(activeKey);
+    // Nothing changed (an error, or channels verified before): the read answers, nothing is written.
+    const committed = !next || await deps.atomically(async (unit) => {
+      await deps.otpSessions.put(teamId, sessionId, next, {
+        expected: stored!.version,
+        ttlMs: keepFor(next, now),
+        // Verified or locked: no longer one of the team's active sessions.
+        activeUntil: isSessionVerified(next) || isLocked(next) ? null : next.expires_at,
+      }, unit);
       // Its webhook events commit with it: none is lost, none reports a change that did not happen.
-      for (const job of webhooks?.jobs ?? []) op.enqueue(job);
-      // Counted for the fraud guard with the verification itself: no commit of its own.
-      guarded?.put(op);
+      for (const job of webhooks?.jobs ?? []) await deps.queue.enqueue(job, {}, unit);
+      // Counted for the fraud guard with the verification itself.
+      await guarded?.put(unit);
     });
     if (!committed) continue;
     if (webhooks) countEmitted(webhooks.events);

@@ -19,6 +19,8 @@ export interface Deps {
   idempotency: IdempotencyStore;
   /** OTP sessions (per team) with their active index, in the engine's hot state. */
   otpSessions: ExpiringRecords;
+  /** Hot-state records of any kind (fraud-guard blocks, sandbox triggers, sign-in locks …). */
+  records: HotState["records"];
   /** Runs a unit of work on the engine: its record writes and jobs commit together (HotState.atomically). */
   atomically: HotState["atomically"];
   /** The engine's job queue (each job is one of worker/jobs.ts, told apart by `type`). */
@@ -52,4 +54,15 @@ export interface ApiKey {
   secret: boolean;
   /** Test keys are sandbox: outbox only, never charged. */
   test: boolean;
+}
+
+/** The Deps fields an engine's hot state provides (one place, so that no port is left out). */
+export function hotStateDeps(hot: HotState) {
+  return {
+    counter: hot.counters,
+    idempotency: hot.idempotency,
+    otpSessions: hot.otpSessions,
+    records: hot.records,
+    atomically: hot.atomically,
+  } satisfies Partial<Deps>;
 }

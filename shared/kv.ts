@@ -25,6 +25,8 @@ export const kvKeys = {
     ["webhook_deferral", eventId, endpointId, attempt, deferral] as const,
   /** The stored first answer of an Idempotency-Key. */
   idempotency: (teamId: string, key: string) => ["idempotency", teamId, key] as const,
+  /** Until when a dashboard sign-in subject ("account" or "ip") is locked (api/dashboard/throttle.ts). */
+  signInLock: (kind: string, value: string) => ["dashboard_sign_in_lock", kind, value] as const,
   /** OTP sessions of a team, and the index of its active (unfinished, unexpired) ones. */
   otp: {
     session: (teamId: string, id: string) => ["otp_sessions", teamId, id] as const,
@@ -32,10 +34,10 @@ export const kvKeys = {
     activeOfTeam: (teamId: string) => ["otp_active", teamId] as const,
     /** A number prefix of a team blocked by the fraud guard (otp/fraud_guard.ts). */
     fraudBlock: (teamId: string, prefix: string) => ["otp_fraud_blocks", teamId, prefix] as const,
-    /** A verified session under a number prefix, by time of verification (the fraud guard counts them). */
-    fraudVerified: (teamId: string, prefix: string, at: number, sessionId: string) =>
-      ["otp_fraud_verified", teamId, prefix, at, sessionId] as const,
-    fraudVerifiedOfPrefix: (teamId: string, prefix: string) => ["otp_fraud_verified", teamId, prefix] as const,
+    /** A verified session under a number prefix (scope "team:prefix"), and the index the guard counts. */
+    fraudVerified: (scope: string, sessionId: string) => ["otp_fraud_verified", scope, sessionId] as const,
+    fraudVerifiedActive: (scope: string, sessionId: string) => ["otp_fraud_verified_active", scope, sessionId] as const,
+    fraudVerifiedOf: (scope: string) => ["otp_fraud_verified_active", scope] as const,
   },
 };
 

@@ -1,7 +1,7 @@
 import { KeyCache } from "./api_keys.ts";
 import type { Config } from "./config.ts";
 import { connectDatabase, type Database } from "./db.ts";
-import type { Deps } from "./deps.ts";
+import { type Deps, hotStateDeps } from "./deps.ts";
 import { KvCommitter, openKv } from "./kv.ts";
 import { migrate } from "./migrate.ts";
 import { createProviders } from "./providers/registry.ts";
@@ -40,10 +40,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     sql: database.sql,
     kv,
     committer,
-    counter: hot.counters,
-    idempotency: hot.idempotency,
-    otpSessions: hot.otpSessions,
-    atomically: hot.atomically,
+    ...hotStateDeps(hot),
     queue,
     keys: new KeyCache(),
     providers: createProviders(config, database.sql),

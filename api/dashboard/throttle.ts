@@ -9,11 +9,6 @@ const WINDOW_MS = 15 * 60_000;
 /** A subject of the limit: the account (its email, lower-cased) or the client's IP address. */
 type Subject = ["account" | "ip", string];
 
-/** Where a locked subject is recorded until it may try again. */
-function lockKey([kind, value]: Subject): Deno.KvKey {
-  return ["dashboard_sign_in_lock", kind, value];
-}
-
 function subjects(email: string, ip: string): Subject[] {
   return [["account", email.trim().toLowerCase()], ["ip", ip]];
 }
@@ -28,8 +23,9 @@ export async function signInLockedUntil(
   ip: string,
   now: number,
 ): Promise<number | undefined> {
-  const locks = await deps.kv.getMany<number[]>(subjects(email, ip).map(lockKey));
-  const until = Math.max(0, ...locks.map((entry) => entry.value ?? 0));
+  const records = deps.records("dashboard_sign_in_locks");
+  const locks = await Promise.all(subjects(email, ip).map(([kind, value]) => records.get<number>(kind, value)));
+  const until = Math.max(0, ...locks.map((entry) => entry?.value ?? 0));
   return until > now ? until : undefined;
 }
 
@@ -40,6 +36,17 @@ export async function countSignInFailure(deps: Deps, email: string, ip: string, 
     const hit = await deps.counter.hitSliding(`dashboard_sign_in_${subject[0]}`, subject[1], limit, WINDOW_MS, now);
     if (hit.remaining > 0) continue;
     // Locked until the oldest of the last `limit` failures leaves the window.
-    await deps.kv.set(lockKey(subject), hit.resetAt, { expireIn: Math.max(1, hit.resetAt - now) });
+    await lock(deps, subject, hit.resetAt, now);
+  }
+}
+
+/** Records that `subject` is locked until `until`, unless a lock recorded meanwhile (another replica's) ends later. */
+async function lock(deps: Deps, [kind, value]: Subject, until: number, now: number): Promise<void> {
+  const records = deps.records("dashboard_sign_in_locks");
+  for (let round = 0; round < 5; round++) {
+    const current = await records.get<number>(kind, value);
+    if (current && current.value >= until) return;
+    const options = { expected: current?.version ?? null, ttlMs: Math.max(1, until - now), activeUntil: null };
+    if (await records.put(kind, value, until, options)) return;
   }
 }

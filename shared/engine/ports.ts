@@ -131,7 +131,16 @@ export interface ExpiringRecords {
  * The kinds of records the roles keep, each a namespace of its own. Where a kind's ids are unique
  * on their own (trigger and execution ids), its records are kept under the scope "".
  */
-export type RecordKind = "otp_sessions" | "send_triggers" | "execution_triggers";
+export type RecordKind =
+  | "otp_sessions"
+  | "send_triggers"
+  | "execution_triggers"
+  /** A number prefix the OTP fraud guard blocked (scope: the team; id: the prefix). */
+  | "otp_fraud_blocks"
+  /** A verified OTP session under a number prefix, active for the guard's window (scope: team:prefix). */
+  | "otp_fraud_verified"
+  /** A dashboard sign-in subject locked after failures (scope: "account" or "ip"). */
+  | "dashboard_sign_in_locks";
 
 /** Every hot-state port of one engine, and how to release them. */
 export interface HotState {

@@ -36,4 +36,10 @@ const RECORD_KEYS: Record<RecordKind, RecordKeys> = {
   },
   send_triggers: { record: (_scope, id) => sendKeys.trigger(id) },
   execution_triggers: { record: (_scope, id) => sendKeys.executionTrigger(id) },
+  otp_fraud_blocks: { record: kvKeys.otp.fraudBlock },
+  otp_fraud_verified: {
+    record: kvKeys.otp.fraudVerified,
+    active: { entry: kvKeys.otp.fraudVerifiedActive, of: kvKeys.otp.fraudVerifiedOf },
+  },
+  dashboard_sign_in_locks: { record: kvKeys.signInLock },
 };
