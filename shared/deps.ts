@@ -19,6 +19,8 @@ export interface Deps {
   idempotency: IdempotencyStore;
   /** OTP sessions (per team) with their active index, in the engine's hot state. */
   otpSessions: ExpiringRecords;
+  /** Hot-state records of each kind (HotState.records), in the engine's hot state. */
+  records: HotState["records"];
   /** Runs a unit of work on the engine: its record writes and jobs commit together (HotState.atomically). */
   atomically: HotState["atomically"];
   /** The engine's job queue (each job is one of worker/jobs.ts, told apart by `type`). */

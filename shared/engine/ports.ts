@@ -131,7 +131,12 @@ export interface ExpiringRecords {
  * The kinds of records the roles keep, each a namespace of its own. Where a kind's ids are unique
  * on their own (trigger and execution ids), its records are kept under the scope "".
  */
-export type RecordKind = "otp_sessions" | "send_triggers" | "execution_triggers";
+export type RecordKind =
+  | "otp_sessions"
+  | "send_triggers"
+  | "execution_triggers"
+  /** Marks of webhook attempts enqueued (a retry, or an attempt put off): a job run twice enqueues each once. */
+  | "webhook_enqueued";
 
 /** Every hot-state port of one engine, and how to release them. */
 export interface HotState {

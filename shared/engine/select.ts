@@ -27,7 +27,10 @@ export function openHotState(config: Config, parts: EngineParts): HotState {
  * its schema installed or migrated).
  */
 export async function openQueue(config: Config, parts: EngineParts): Promise<JobQueue<{ type: string }>> {
-  return config.ENGINE === "postgres" ? await PgBossQueue.start(parts.sql) : new KvQueue(parts.kv, parts.committer);
+  if (config.ENGINE === "postgres") return await PgBossQueue.start(parts.sql);
+  // Only a local KV file keeps the jobs of a crashed process waiting, and needs a tick to see others' jobs.
+  const localFile = Boolean(config.KV_PATH) && config.KV_PATH !== ":memory:" && !config.DENO_DEPLOYMENT_ID;
+  return new KvQueue(parts.kv, parts.committer, { localFile });
 }
 
 /**

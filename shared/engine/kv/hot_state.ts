@@ -36,4 +36,5 @@ const RECORD_KEYS: Record<RecordKind, RecordKeys> = {
   },
   send_triggers: { record: (_scope, id) => sendKeys.trigger(id) },
   execution_triggers: { record: (_scope, id) => sendKeys.executionTrigger(id) },
+  webhook_enqueued: { record: (_scope, id) => kvKeys.webhookEnqueued(id) },
 };
