@@ -82,7 +82,7 @@ export function createService(deps: Deps, roles: Roles = ALL_ROLES) {
 
 /**
  * Runs `roles` in this process until SIGINT/SIGTERM: the HTTP roles behind one server, the worker
- * on the KV queue. A process without every role is checked first (see singleRoleConfig).
+ * on the engine's job queue. A process without every role is checked first (see singleRoleConfig).
  */
 export async function serve(roles: Roles): Promise<void> {
   const loaded = loadConfig();
@@ -102,8 +102,8 @@ export async function serve(roles: Roles): Promise<void> {
     onListen: ({ hostname, port }) => log("info", "listening", { url: `http://${hostname}:${port}`, roles }),
   }, new SendLane(app, runtime.deps).fetch);
   // Graceful shutdown: stop accepting connections, let in-flight requests and queue jobs finish (up to
-  // SHUTDOWN_TIMEOUT_MS in all), then close KV and the pool. A job cut off at the deadline stays in
-  // the KV queue and is redelivered after the restart, so no accepted work is lost.
+  // SHUTDOWN_TIMEOUT_MS in all), then close the queue, KV and the pool. A job cut off at the deadline
+  // stays in the queue and runs again (after the restart, or on another replica), so no accepted work is lost.
   let stopping = false;
   const shutdown = async () => {
     if (stopping) return;

@@ -19,7 +19,7 @@ export interface Deps {
   idempotency: IdempotencyStore;
   /** OTP sessions (per team) with their active index, in the engine's hot state. */
   otpSessions: ExpiringRecords;
-  /** Hot-state records of any kind (fraud-guard blocks, sandbox triggers, sign-in locks …). */
+  /** Hot-state records of each kind (HotState.records), in the engine's hot state. */
   records: HotState["records"];
   /** Runs a unit of work on the engine: its record writes and jobs commit together (HotState.atomically). */
   atomically: HotState["atomically"];

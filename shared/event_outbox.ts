@@ -5,7 +5,7 @@
  * handed to the queue once the transaction commits (`relayEvents`), which deletes its row. A process that stops between the commit and the hand-over leaves the row, and the
  * worker's sweep (`sweepEventOutbox`) hands it over later: the event comes late, with the same id,
  * and is never lost. Emitted after the commit instead, it was lost by a stop in between. (OTP events
- * report a change in KV: they are enqueued in its own commit, see otp/verify.ts.)
+ * report a change in the engine's hot state: they are enqueued in its unit of work, see otp/verify.ts.)
  *
  * Only events some active endpoint of the team subscribes to are written, so a team without
  * webhooks pays nothing. An event can reach the queue twice (a stop after the hand-over and before
@@ -114,7 +114,7 @@ export async function changeAndReport<T>(
 }
 
 /**
- * Hands staged events to the queue (one KV commit a team), then deletes their rows; answers how many
+ * Hands staged events to the queue (their jobs share its group commit), then deletes their rows; answers how many
  * it handed over. Never throws: webhooks are a notification, and what this leaves the sweep relays.
  */
 export async function relayEvents(deps: Deps, staged: StagedEvent[]): Promise<number> {

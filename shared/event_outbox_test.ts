@@ -1,8 +1,7 @@
 import assert from "node:assert/strict";
 import type { Deps } from "./deps.ts";
 import { EVENT_SWEEP_AGE_MS, relayEvents, stageEvents, sweepEventOutbox, type TeamEvent } from "./event_outbox.ts";
-import { KvCommitter } from "./kv.ts";
-import { dbTest, testDeps, testTeam } from "./testing.ts";
+import { dbTest, onKv, testDeps, testTeam } from "./testing.ts";
 import { invalidateEndpointCache, listenersOf, type WebhookDeliverJob } from "./webhook_events.ts";
 
 /**
@@ -17,7 +16,7 @@ async function withQueue() {
     jobs.push(job as WebhookDeliverJob);
   });
   const clock = { now: Date.now() };
-  const deps: Deps = { ...base, kv, committer: new KvCommitter(kv), now: () => clock.now };
+  const deps: Deps = { ...onKv(base, kv), now: () => clock.now };
   const { team } = await testTeam(deps);
   const endpoint = async (events: string[] | null) => {
     const [row] = await deps.sql<{ id: string }[]>`
@@ -117,7 +116,10 @@ dbTest("an event whose queue commit fails stays in the outbox for the sweep", as
     await q.endpoint(null);
     const listeners = await listenersOf(q.deps, [q.team.id]);
     const staged = await q.deps.sql.begin((tx) => stageEvents(tx, listeners, [sent(q.team.id, 1)], q.clock.now));
-    const refusing: Deps = { ...q.deps, committer: { commit: () => Promise.reject(new Error("KV is gone")) } as never };
+    const refusing: Deps = {
+      ...q.deps,
+      queue: { ...q.deps.queue, enqueue: () => Promise.reject(new Error("The queue is gone")) },
+    };
     assert.equal(await relayEvents(refusing, staged), 0);
     assert.equal((await q.outbox()).length, 1);
     q.clock.now += EVENT_SWEEP_AGE_MS;

@@ -17,12 +17,8 @@ export const kvKeys = {
   limiter: (name: string, subject: string, window: number) => ["limiter", name, subject, window] as const,
   /** The times of a subject's latest hits under a named sliding-window limit (OTP limits). */
   slidingLimiter: (name: string, subject: string) => ["limiter_log", name, subject] as const,
-  /** Set with the enqueue of an event's next attempt to an endpoint: a job run twice enqueues it once. */
-  webhookRetry: (eventId: string, endpointId: string, attempt: number) =>
-    ["webhook_retry", eventId, endpointId, attempt] as const,
-  /** Set with the enqueue of an attempt put off (its `deferral`-th time): a job run twice puts it off once. */
-  webhookDeferral: (eventId: string, endpointId: string, attempt: number, deferral: number) =>
-    ["webhook_deferral", eventId, endpointId, attempt, deferral] as const,
+  /** Set with the enqueue of a webhook attempt (a retry, or one put off): a job run twice enqueues it once. */
+  webhookEnqueued: (id: string) => ["webhook_enqueued", id] as const,
   /** The stored first answer of an Idempotency-Key. */
   idempotency: (teamId: string, key: string) => ["idempotency", teamId, key] as const,
   /** Until when a dashboard sign-in subject ("account" or "ip") is locked (api/dashboard/throttle.ts). */

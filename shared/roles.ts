@@ -19,7 +19,7 @@ export const ALL_ROLES: Roles = { api: true, otp: true, worker: true };
  * - It needs `DATABASE_URL`: the embedded Postgres lives inside one process and its data folder must
  *   not be opened by two, so the roles' processes could not share it. Throws otherwise.
  * - On a local KV file (not Deno Deploy's KV) queues do not cross processes by themselves: a worker
- *   process sees other processes' jobs because it ticks its own queue every second (worker/main.ts),
+ *   process sees other processes' jobs because its queue wakes itself every second (shared/engine/kv/queue.ts),
  *   and jobs wait up to about a second more than in one process. The processes also take turns on the
  *   SQLite file's lock: the API alone beside a worker accepted half of what main.ts does, and some KV
  *   commits failed with "database is locked" (docs/deployment.md, "One process, or one role per process"). Logged
@@ -39,7 +39,7 @@ export function singleRoleConfig(config: Config, roles: Roles): Config {
     log(
       "warn",
       `${names} running without the other roles on a local KV file: queue jobs reach a worker process ` +
-        "only because it ticks its own queue every second (worker/main.ts), and processes writing one KV file " +
+        "only because it wakes its own queue every second (shared/engine/kv/queue.ts), and processes writing one KV file " +
         "take turns on its lock (under load, commits wait and some fail with 'database is locked'); " +
         "run main.ts for all roles in one process",
       { kv_path: config.KV_PATH },

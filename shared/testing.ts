@@ -2,6 +2,9 @@ import type { Config } from "./config.ts";
 import type { Db } from "./db.ts";
 import { loadConfig } from "./config.ts";
 import type { Deps, Team } from "./deps.ts";
+import { kvHotState } from "./engine/kv/hot_state.ts";
+import { KvQueue } from "./engine/kv/queue.ts";
+import { KvCommitter } from "./kv.ts";
 import { setLogLevel } from "./log.ts";
 import { type Runtime, startRuntime } from "./runtime.ts";
 import { generateSecretKey } from "./secret_box.ts";
@@ -48,6 +51,27 @@ export function testRuntime(): Promise<Runtime> {
 export async function testDeps(overrides: Partial<Config> = {}): Promise<Deps> {
   const { deps } = await testRuntime();
   return { ...deps, config: { ...deps.config, ...overrides } };
+}
+
+/**
+ * `base` on a KV database of the test's own (`kv`, in memory): its group commit, hot state and job
+ * queue too, so that the jobs the test enqueues (alone or in a unit of work) are seen, and run, only
+ * by what listens to `kv`.
+ */
+export function onKv(base: Deps, kv: Deno.Kv): Deps {
+  const committer = new KvCommitter(kv);
+  const hot = kvHotState(kv, committer);
+  return {
+    ...base,
+    kv,
+    committer,
+    queue: new KvQueue(kv, committer),
+    counter: hot.counters,
+    idempotency: hot.idempotency,
+    otpSessions: hot.otpSessions,
+    records: hot.records,
+    atomically: hot.atomically,
+  };
 }
 
 /** A new team with its keys: each test works in a team of its own. */

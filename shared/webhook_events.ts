@@ -2,7 +2,7 @@
  * Events for outbound webhooks: the envelope `{id, type, created_at, data}`, the queue job that
  * delivers it, the team's endpoints subscribed to each type, and the jobs that carry events to them
  * (several deliveries in one queue message). An event is written in the transaction of the change it
- * reports and relayed from there (event_outbox.ts), or enqueued in the KV commit of that change
+ * reports and relayed from there (event_outbox.ts), or enqueued in the unit of work of that change
  * (OTP sessions): never after the commit, where a stop in between would lose it.
  */
 import { z } from "zod";
@@ -96,22 +96,19 @@ export function newEvent(type: EventType, data: Record<string, unknown>, now: nu
   return { id: `evt_${newUlid(now)}`, type, created_at: new Date(now).toISOString(), data };
 }
 
-/** Delivery jobs, each with its estimated size in KV (bytes). */
+/** Delivery jobs, each within the queue's message size. */
 export interface PackedJobs {
   jobs: WebhookDeliverJob[];
-  sizes: number[];
 }
 
 /** Splits deliveries into jobs no larger than the KV value limit allows. */
 export function packJobs(teamId: string, deliveries: Delivery[], attempt: number, dueAt: number): PackedJobs {
   const jobs: WebhookDeliverJob[] = [];
-  const sizes: number[] = [];
   let current: Delivery[] = [];
   let size = 0;
   const flush = () => {
     if (current.length > 0) {
       jobs.push({ type: WEBHOOK_JOB_TYPE, team_id: teamId, attempt, due_at: dueAt, deliveries: current });
-      sizes.push(size);
     }
     current = [];
     size = 0;
@@ -128,35 +125,15 @@ export function packJobs(teamId: string, deliveries: Delivery[], attempt: number
     size += length;
   }
   flush();
-  return { jobs, sizes };
+  return { jobs };
 }
 
 /**
- * Largest estimated size of the jobs one caller enqueues in one commit: KV refuses a commit whose
- * mutations exceed 800 KiB, and a delivery pass of 2,000 messages makes about twice that in events.
+ * Enqueues delivery jobs, all at once: concurrent enqueues share the queue's group commit (on KV,
+ * weighed by size so that a group stays under KV's 800 KiB a commit; on pg-boss, one INSERT).
  */
-const MAX_COMMIT_BYTES = 512 * 1024;
-
-/**
- * Enqueues delivery jobs through the group committer (so concurrent emitters share one KV commit),
- * in commits of at most MAX_COMMIT_BYTES each. The weight passed to the committer grows with the
- * bytes, keeping a group under KV's size limit.
- */
-export async function enqueueDeliveries(deps: Deps, { jobs, sizes }: PackedJobs): Promise<void> {
-  const commits: { jobs: WebhookDeliverJob[]; bytes: number }[] = [];
-  jobs.forEach((job, i) => {
-    const last = commits.at(-1);
-    if (last && last.bytes + sizes[i] <= MAX_COMMIT_BYTES) {
-      last.jobs.push(job);
-      last.bytes += sizes[i];
-    } else commits.push({ jobs: [job], bytes: sizes[i] });
-  });
-  await Promise.all(commits.map(({ jobs, bytes }) => {
-    const weight = Math.min(1000, jobs.length + Math.ceil(bytes / 1024));
-    return deps.committer.commit((op) => {
-      for (const job of jobs) op.enqueue(job);
-    }, weight);
-  }));
+export async function enqueueDeliveries(deps: Deps, { jobs }: PackedJobs): Promise<void> {
+  await Promise.all(jobs.map((job) => deps.queue.enqueue(job)));
 }
 
 /** An event as its emitter builds it (its envelope is made when it is staged: see event_outbox.ts). */
@@ -201,7 +178,7 @@ export interface EventJobs extends PackedJobs {
 
 /**
  * The jobs delivering a team's events to each of its endpoints (as `listeners` knew them) subscribed
- * to their type: for a caller that enqueues them in the KV commit of the change they report.
+ * to their type: for a caller that enqueues them in the unit of work of the change they report.
  */
 export function eventJobs(listeners: Listeners, teamId: string, events: WebhookEvent[], now: number): EventJobs {
   const endpoints = listeners.get(teamId) ?? [];
@@ -223,7 +200,7 @@ export function countEmitted(events: WebhookEvent[]): void {
 
 /**
  * Enqueues the delivery of a team's events to each of its active endpoints subscribed to their type
- * (one KV commit for the lot); answers the events that reached at least one endpoint.
+ * (sharing the queue's group commit); answers the events that reached at least one endpoint.
  */
 export async function enqueueEvents(deps: Deps, teamId: string, events: WebhookEvent[]): Promise<WebhookEvent[]> {
   if (events.length === 0) return [];

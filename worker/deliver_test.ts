@@ -8,7 +8,7 @@ import type { SendSpec } from "../shared/sending/spec.ts";
 import { testSendSpec } from "../shared/sending/testing.ts";
 import { newTriggerRecord } from "../shared/sending/trigger_record.ts";
 import { upsertTemplate } from "../shared/templates.ts";
-import { dbTest, testDeps, testTeam } from "../shared/testing.ts";
+import { dbTest, onKv, testDeps, testTeam } from "../shared/testing.ts";
 import { balanceMicros, topUp } from "../shared/wallet.ts";
 import { createContact } from "../shared/contacts/queries.ts";
 import { createWorkerContext } from "./context.ts";
@@ -19,7 +19,6 @@ import { randomToken, stoppingBeforeWebhooks, withMessagesRefusedTo } from "./te
 import { counts, listenToAll, smsFanOut, triggerRow, twilioOnLoopback, withProvider } from "./sms_testing.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "./retry.ts";
 import { EVENT_SWEEP_AGE_MS, sweepEventOutbox } from "../shared/event_outbox.ts";
-import { KvCommitter } from "../shared/kv.ts";
 import type { WebhookDeliverJob } from "../shared/webhook_events.ts";
 
 /** A provider that records what it is given and answers as `behave` says. */
@@ -412,7 +411,7 @@ dbTest("the webhook events of a pass that stops before it relays them reach the 
   try {
     const relayed: string[] = [];
     kv.listenQueue((j) => void relayed.push(...(j as WebhookDeliverJob).deliveries.map((d) => d.event.id)));
-    const later = { ...deps, kv, committer: new KvCommitter(kv), now: () => Date.now() + EVENT_SWEEP_AGE_MS };
+    const later = { ...onKv(deps, kv), now: () => Date.now() + EVENT_SWEEP_AGE_MS };
     assert.equal(await sweepEventOutbox(later), 4);
     for (let i = 0; i < 200 && relayed.length < 4; i++) await new Promise((r) => setTimeout(r, 10));
     assert.deepEqual(relayed.sort(), left.map((e) => e.id).sort());

@@ -37,9 +37,6 @@ export const DeliverBatchJobSchema = z.object({
 });
 export type DeliverBatchJob = z.infer<typeof DeliverBatchJobSchema>;
 
-/** A no-op a single-role worker enqueues to itself so that it sees other processes' jobs soon. */
-export const TickJobSchema = z.object({ type: z.literal("tick") });
-
 /**
  * Every job the queue carries, told apart by `type`. A later job type adds its schema here and
  * its case in worker/queue.ts (the switch there is exhaustive, so the compiler asks for it).
@@ -49,7 +46,6 @@ export const JobSchema = z.discriminatedUnion("type", [
   SendStoredJobSchema,
   DispatchJobSchema,
   DeliverBatchJobSchema,
-  TickJobSchema,
   WorkflowStartsJobSchema,
   WorkflowStartStoredJobSchema,
   WorkflowFanoutJobSchema,

@@ -7,7 +7,6 @@ import { drainSpool, SPOOL_SLOT_MS, sweepSpool } from "../shared/sending/spool.t
 import { EVENT_SWEEP_EVERY_MS, sweepEventOutbox } from "../shared/event_outbox.ts";
 import { createWorkerContext, type WorkerContext } from "./context.ts";
 import { handleDispatch } from "./dispatch.ts";
-import { InflightJournal } from "./inflight.ts";
 import { type Job, JobSchema } from "./jobs.ts";
 import { handleSendGroup, handleSendStored } from "./sends.ts";
 import { handleWorkflowFanout, handleWorkflowStarts, handleWorkflowStartStored } from "./workflows/start.ts";
@@ -17,9 +16,7 @@ import { deliverWebhooks } from "./webhooks.ts";
 /** A running worker: its context, for tests that call handlers directly. */
 export interface Worker {
   context: WorkerContext;
-  /** The journal of running jobs, on a local KV file (see inflight.ts). */
-  journal?: InflightJournal;
-  /** Stops the worker's timers (the queue listener ends when its KV closes). */
+  /** Stops the worker's timers (the queue's consumer ends when the runtime closes the queue). */
   stop(): void;
 }
 
@@ -29,18 +26,17 @@ export interface WorkerOptions {
   spoolSweepMs?: number;
 }
 
-const workers = new WeakMap<Deno.Kv, Worker>();
+const workers = new WeakMap<Deps["queue"], Worker>();
 
 /**
- * Starts the one queue listener of `deps.kv` (Deno KV allows one per database). Idempotent per KV
- * instance: the service and tests may both call it; the first call's deps serve every job.
+ * Starts consuming `deps.queue` (Deno KV allows one listener per database; pg-boss consumes on
+ * every replica). Idempotent per queue: the service and tests may both call it; the first call's
+ * deps serve every job. What an engine needs to consume safely (KV's in-flight journal and tick,
+ * pg-boss's heartbeats) is inside its queue adapter.
  */
 export function startWorker(deps: Deps, options: WorkerOptions = {}): Worker {
-  const running = workers.get(deps.kv);
+  const running = workers.get(deps.queue);
   if (running) return running;
-  const { KV_PATH, DENO_DEPLOYMENT_ID } = deps.config;
-  // Only a local KV file keeps the jobs of a crashed process waiting (see inflight.ts).
-  const journal = KV_PATH && KV_PATH !== ":memory:" && !DENO_DEPLOYMENT_ID ? new InflightJournal(deps.kv) : undefined;
   // Spool pages their drain job missed (see spool.ts) are moved to the queue here.
   const sweep = setInterval(() => {
     sweepSpool(deps.kv, Date.now()).catch((err) => log("warn", "spool sweep failed", { error: String(err) }));
@@ -53,21 +49,14 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): Worker {
   Deno.unrefTimer(eventSweep);
   const worker: Worker = {
     context: createWorkerContext(deps),
-    journal,
     stop() {
       clearInterval(sweep);
       clearInterval(eventSweep);
-      journal?.stop();
-      workers.delete(deps.kv);
+      workers.delete(deps.queue);
     },
   };
-  workers.set(deps.kv, worker);
-  journal?.start();
-  const listener = (message: unknown) =>
-    journal && !isTick(message)
-      ? journal.track(message, () => handleMessage(worker.context, message))
-      : handleMessage(worker.context, message);
-  deps.kv.listenQueue(listener).catch((err) => {
+  workers.set(deps.queue, worker);
+  deps.queue.listen((message) => handleMessage(worker.context, message)).catch((err) => {
     log("error", "queue listener stopped", { error: String(err) });
   });
   return worker;
@@ -75,10 +64,6 @@ export function startWorker(deps: Deps, options: WorkerOptions = {}): Worker {
 
 /** How often the worker looks for spool pages older than SPOOL_SWEEP_AGE_MS. */
 const SPOOL_SWEEP_MS = 10_000;
-
-function isTick(message: unknown): boolean {
-  return (message as { type?: unknown } | null)?.type === "tick";
-}
 
 /** Parses a queue message and runs its job; a message that is no job is logged and dropped. */
 export async function handleMessage(w: WorkerContext, message: unknown): Promise<void> {
@@ -88,7 +73,6 @@ export async function handleMessage(w: WorkerContext, message: unknown): Promise
     return;
   }
   const job = parsed.data;
-  if (job.type === "tick") return;
   const info = {
     type: job.type,
     job_id: "id" in job ? job.id : undefined,
@@ -109,8 +93,6 @@ export async function runJob(w: WorkerContext, job: Job): Promise<void> {
       return await handleDispatch(w, job);
     case "deliver-batch":
       return await w.deliveries.run(() => handleDeliverBatch(w, job));
-    case "tick":
-      return;
     case "workflow-starts":
       // Starting runs steps against Postgres: during a burst of accepts it waits, as sends do.
       await holdDuringBurst(w.defer, Date.now());

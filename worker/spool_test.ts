@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
-import { KvCommitter } from "../shared/kv.ts";
 import type { SendGroupJob } from "../shared/sending/jobs.ts";
 import { sendKeys } from "../shared/sending/keys.ts";
 import { acceptPressure } from "../shared/sending/pressure.ts";
 import { SPOOL_SWEEP_AGE_MS, spooled, spoolKeys, spoolSlot } from "../shared/sending/spool.ts";
 import { testSendSpec } from "../shared/sending/testing.ts";
-import { dbTest } from "../shared/testing.ts";
+import { dbTest, onKv } from "../shared/testing.ts";
 import { startWorker } from "./queue.ts";
 import { sendingFixture } from "./testing.ts";
 
@@ -77,7 +76,7 @@ dbTest("the running worker's sweep delivers a spool page its drain job missed", 
   await f.template("sms", "swept", { body: "swept" });
   // A worker of its own (on a KV of its own), sweeping every 50 ms instead of every 10 s.
   const kv = await Deno.openKv(":memory:");
-  const deps = { ...f.deps, kv, committer: new KvCommitter(kv) };
+  const deps = onKv(f.deps, kv);
   const worker = startWorker(deps, { spoolSweepMs: 50 });
   try {
     const spec = testSendSpec(f.team.id, {}, "swept");

@@ -10,7 +10,6 @@ import { jsonRequest, testDeps, testTeam } from "../shared/testing.ts";
 import type { TeamKeys } from "../shared/teams.ts";
 import { balanceMicros, topUp } from "../shared/wallet.ts";
 import { startWorker } from "./queue.ts";
-import type { KvCommitter } from "../shared/kv.ts";
 import { WEBHOOK_JOB_TYPE } from "../shared/webhook_events.ts";
 
 /** A JSON answer, read freely by the tests. */
@@ -151,25 +150,17 @@ export async function withMessagesRefusedTo<T>(deps: Deps, address: string, fn: 
 }
 
 /**
- * Deps on which a commit that enqueues webhook jobs fails, as if the process stopped right after the
- * change those events report committed (the committer may call a build more than once: it is probed).
+ * Deps on which an enqueue of webhook jobs fails, as if the process stopped right after the change
+ * those events report committed.
  */
 export function stoppingBeforeWebhooks(deps: Deps): Deps {
-  const probe = (seen: { webhook: boolean }): Deno.AtomicOperation =>
-    new Proxy({} as Deno.AtomicOperation, {
-      get: (_, name) => (value: { type?: string }) => {
-        if (name === "enqueue" && value?.type === WEBHOOK_JOB_TYPE) seen.webhook = true;
-        return probe(seen);
-      },
-    });
-  const committer = {
-    commit(build: (op: Deno.AtomicOperation) => void, mutations?: number) {
-      const seen = { webhook: false };
-      build(probe(seen));
-      return seen.webhook ? Promise.reject(new Error("stopped")) : deps.committer.commit(build, mutations);
-    },
-  } as KvCommitter;
-  return { ...deps, committer };
+  const queue: Deps["queue"] = {
+    enqueue: (job, options, unit) =>
+      job.type === WEBHOOK_JOB_TYPE ? Promise.reject(new Error("stopped")) : deps.queue.enqueue(job, options, unit),
+    listen: (handler) => deps.queue.listen(handler),
+    stop: () => deps.queue.stop(),
+  };
+  return { ...deps, queue };
 }
 
 export { upsertIdentity };

@@ -7,7 +7,6 @@ import type { Deps } from "../shared/deps.ts";
 import { Batcher } from "../shared/batcher.ts";
 import { asJson } from "../shared/db.ts";
 import { KeyedLimiter } from "./limiter.ts";
-import { kvKeys } from "../shared/kv.ts";
 import { log } from "../shared/log.ts";
 import { newUlid } from "../shared/sending/ids.ts";
 import { metrics } from "../shared/metrics.ts";
@@ -202,7 +201,7 @@ async function deferDeliveries(deps: Deps, job: WebhookDeliverJob, deliveries: D
     deps,
     { team_id: job.team_id, attempt: job.attempt, deferrals },
     deliveries.map((delivery) => ({ delivery, due })),
-    (d) => kvKeys.webhookDeferral(d.event.id, d.endpoint_id, job.attempt, deferrals),
+    (d) => `${d.event.id} ${d.endpoint_id} ${job.attempt} deferral ${deferrals}`,
   );
 }
 
@@ -266,24 +265,25 @@ async function record(deps: Deps, job: WebhookDeliverJob, outcomes: Outcome[], d
       deps,
       { team_id: job.team_id, attempt: job.attempt + 1 },
       retries,
-      (d) => kvKeys.webhookRetry(d.event.id, d.endpoint_id, job.attempt + 1),
+      (d) => `${d.event.id} ${d.endpoint_id} ${job.attempt + 1}`,
     );
   }
 }
 
-/** Deliveries of one retry or deferral job at most: each carries a KV check, and a commit takes 100 checks. */
+/** Deliveries of one retry or deferral job at most: each carries a mark, checked in the job's unit of work. */
 const RETRIES_PER_JOB = 50;
 
 /**
  * Enqueues deliveries (a retry's next attempt, or an attempt put off) once per `key`: each enqueue
- * commits the keys of its deliveries beside it, and no later run of the same job gets past them. The
- * Deno KV queue delivers at least once, and a job run twice would otherwise double every retry after it.
+ * writes the marks of its deliveries (a records kind) in the unit of work of its job, and no later
+ * run of the same job gets past them. The queue runs a job at least once, and a job run twice would
+ * otherwise double every retry after it.
  */
 async function enqueueOnce(
   deps: Deps,
   next: { team_id: string; attempt: number; deferrals?: number },
   items: { delivery: Delivery; due: number }[],
-  key: (d: Delivery) => Deno.KvKey,
+  key: (d: Delivery) => string,
 ): Promise<void> {
   // Deliveries due within a second of each other share a job, due when the last of them is.
   const groups: { due: number; deliveries: Delivery[] }[] = [];
@@ -307,20 +307,20 @@ async function enqueueOnce(
   }
 }
 
-/** Enqueues `job` with the keys of its deliveries, unless one is already there; answers whether it did. */
+/** Enqueues `job` with the marks of its deliveries, unless one is already there; answers whether it did. */
 async function commitRetry(
   deps: Deps,
   job: WebhookDeliverJob,
-  key: (d: Delivery) => Deno.KvKey,
+  key: (d: Delivery) => string,
   due: number,
 ): Promise<boolean> {
-  const op = deps.kv.atomic();
-  for (const d of job.deliveries) {
-    op.check({ key: key(d), versionstamp: null }).set(key(d), true, { expireIn: RETRY_KEY_TTL_MS });
-  }
-  op.enqueue(job, { delay: Math.max(0, due - deps.now()) });
-  return (await op.commit()).ok;
+  const marks = deps.records("webhook_enqueued");
+  const mark = { expected: null, ttlMs: RETRY_KEY_TTL_MS, activeUntil: null };
+  return await deps.atomically(async (unit) => {
+    for (const d of job.deliveries) await marks.put("", key(d), true, mark, unit);
+    await deps.queue.enqueue(job, { delayMs: Math.max(0, due - deps.now()) }, unit);
+  });
 }
 
-/** How long the key of an enqueued retry is kept: past the last retry of its schedule. */
+/** How long the mark of an enqueued retry is kept: past the last retry of its schedule. */
 const RETRY_KEY_TTL_MS = 3 * 86_400_000;

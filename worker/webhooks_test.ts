@@ -2,9 +2,8 @@ import assert from "node:assert/strict";
 import { Resend } from "resend";
 import { createService } from "../main.ts";
 import type { Deps } from "../shared/deps.ts";
-import { KvCommitter } from "../shared/kv.ts";
 import { metrics } from "../shared/metrics.ts";
-import { dbTest, jsonRequest, testDeps, testTeam } from "../shared/testing.ts";
+import { dbTest, jsonRequest, onKv, testDeps, testTeam } from "../shared/testing.ts";
 import { enqueueEvents, type EventType, newEvent } from "../shared/webhook_events.ts";
 import { startWorker } from "./queue.ts";
 import {
@@ -84,7 +83,7 @@ function startReceiver(script: number[], options: { delayMs?: number } = {}) {
 /** A private in-memory KV whose queue the worker listens to (each test's retries stay its own). */
 async function startQueue(deps: Deps): Promise<{ deps: Deps; close: () => void }> {
   const kv = await Deno.openKv(":memory:");
-  const queueDeps: Deps = { ...deps, kv, committer: new KvCommitter(kv) };
+  const queueDeps = onKv(deps, kv);
   startWorker(queueDeps);
   return { deps: queueDeps, close: () => kv.close() };
 }

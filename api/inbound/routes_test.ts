@@ -5,9 +5,8 @@ import { createService } from "../../main.ts";
 import { createContact } from "../../shared/contacts/queries.ts";
 import type { Deps } from "../../shared/deps.ts";
 import { EVENT_SWEEP_AGE_MS, sweepEventOutbox } from "../../shared/event_outbox.ts";
-import { KvCommitter } from "../../shared/kv.ts";
 import { metrics } from "../../shared/metrics.ts";
-import { dbTest, randomEmail, testDeps, testTeam } from "../../shared/testing.ts";
+import { dbTest, onKv, randomEmail, testDeps, testTeam } from "../../shared/testing.ts";
 import type { WebhookDeliverJob } from "../../shared/webhook_events.ts";
 import { newWebhookSecret, signWebhook } from "../../shared/webhook_signing.ts";
 import { stoppingBeforeWebhooks } from "../../worker/testing.ts";
@@ -24,7 +23,7 @@ async function setup() {
   kv.listenQueue((message) => {
     jobs.push(message as WebhookDeliverJob);
   });
-  const deps: Deps = { ...base, kv, committer: new KvCommitter(kv) };
+  const deps = onKv(base, kv);
   const app = createService(deps);
   const { team, keys } = await testTeam(deps);
   // An endpoint receiving every event, so that emitted events reach the queue.

@@ -1,11 +1,13 @@
 import { asJson } from "../../shared/db.ts";
 import type { Deps } from "../../shared/deps.ts";
 import { Acceptor } from "../../shared/sending/acceptor.ts";
-import { storedJobOptions } from "../../shared/sending/jobs.ts";
-import { sendKeys } from "../../shared/sending/keys.ts";
 import { burstDeferral } from "../../shared/sending/pressure.ts";
 import { type PendingEntry, pendingRecordOf } from "../../shared/sending/trigger_record.ts";
-import type { WorkflowStartsJob, WorkflowStartStoredJob } from "../../shared/workflows/jobs.ts";
+import {
+  enqueueStoredStart,
+  type WorkflowStartsJob,
+  type WorkflowStartStoredJob,
+} from "../../shared/workflows/jobs.ts";
 import { triggerTypesOf, type WorkflowStart } from "../../shared/workflows/start.ts";
 
 /**
@@ -32,7 +34,7 @@ function pendingEntry(start: WorkflowStart): PendingEntry {
  * enqueued by trigger id with its delay.
  */
 async function acceptStored(deps: Deps, start: WorkflowStart): Promise<void> {
-  const { sql, committer } = deps;
+  const { sql } = deps;
   await sql`insert into triggers ${
     sql({
       id: start.trigger_id,
@@ -53,11 +55,17 @@ async function acceptStored(deps: Deps, start: WorkflowStart): Promise<void> {
     trigger_id: start.trigger_id,
     due_at: due,
   };
-  await committer.commit((op) => {
-    op.set(sendKeys.trigger(start.trigger_id), pendingRecordOf(pendingEntry(start)));
-    op.enqueue(job, storedJobOptions(job, deps.now()));
-  }, 2);
+  const now = deps.now();
+  const pending = { expected: null, ttlMs: Math.max(0, due - now) + PENDING_KEEP_MS, activeUntil: null };
+  const committed = await deps.atomically(async (unit) => {
+    await deps.records("send_triggers").put("", start.trigger_id, pendingRecordOf(pendingEntry(start)), pending, unit);
+    await enqueueStoredStart(deps.queue, job, now, unit);
+  });
+  if (!committed) throw new Error(`Cannot accept workflow start: trigger ${start.trigger_id} is already recorded`);
 }
+
+/** How long a stored start's pending record is kept past its due time (the worker drops it on taking the start up). */
+const PENDING_KEEP_MS = 7 * 86_400_000;
 
 const acceptors = new WeakMap<Deno.Kv, Acceptor<WorkflowStart>>();
 

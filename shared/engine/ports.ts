@@ -140,7 +140,9 @@ export type RecordKind =
   /** A verified OTP session under a number prefix, active for the guard's window (scope: team:prefix). */
   | "otp_fraud_verified"
   /** A dashboard sign-in subject locked after failures (scope: "account" or "ip"). */
-  | "dashboard_sign_in_locks";
+  | "dashboard_sign_in_locks"
+  /** Marks of webhook attempts enqueued (a retry, or an attempt put off): a job run twice enqueues each once. */
+  | "webhook_enqueued";
 
 /** Every hot-state port of one engine, and how to release them. */
 export interface HotState {

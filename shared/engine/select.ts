@@ -31,9 +31,12 @@ export async function openQueue(
   parts: EngineParts,
   options: { queueSchema?: string } = {},
 ): Promise<JobQueue<{ type: string }>> {
-  return config.ENGINE === "postgres"
-    ? await PgBossQueue.start(parts.sql, options.queueSchema ? { schema: options.queueSchema } : {})
-    : new KvQueue(parts.kv, parts.committer);
+  if (config.ENGINE === "postgres") {
+    return await PgBossQueue.start(parts.sql, options.queueSchema ? { schema: options.queueSchema } : {});
+  }
+  // Only a local KV file keeps the jobs of a crashed process waiting, and needs a tick to see others' jobs.
+  const localFile = Boolean(config.KV_PATH) && config.KV_PATH !== ":memory:" && !config.DENO_DEPLOYMENT_ID;
+  return new KvQueue(parts.kv, parts.committer, { localFile });
 }
 
 /**

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import type { JobQueue, UnitOfWork } from "../engine/queue.ts";
+import { storedJobOptions } from "../sending/jobs.ts";
 import { WorkflowStartSchema } from "./start.ts";
 
 /** Starts of workflows accepted together (one group commit): API triggers and events. */
@@ -20,3 +22,18 @@ export const WorkflowStartStoredJobSchema = z.object({
   due_at: z.number(),
 });
 export type WorkflowStartStoredJob = z.infer<typeof WorkflowStartStoredJobSchema>;
+
+/**
+ * Enqueues a stored start, due at its time: at accept (in `unitOfWork`, beside the start's pending
+ * record) and again for each 30-day link of a long wait. On Deno KV the job leaves its undelivered
+ * key when the queue gives up on it, so that its trigger shows failed rather than pending for good.
+ */
+export async function enqueueStoredStart(
+  queue: JobQueue<{ type: string }>,
+  job: WorkflowStartStoredJob,
+  now: number,
+  unitOfWork?: UnitOfWork,
+): Promise<void> {
+  const { delay, keysIfUndelivered } = storedJobOptions(job, now);
+  await queue.enqueue(job, { delayMs: delay, undeliveredKeys: keysIfUndelivered }, unitOfWork);
+}

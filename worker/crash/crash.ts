@@ -41,7 +41,7 @@ const env = Deno.env.toObject();
 const SEED = Number(env.CRASH_SEED ?? 7);
 const KILLS = Number(env.CRASH_KILLS ?? 4);
 const TIMEOUT_MS = Number(env.CRASH_TIMEOUT_S ?? 300) * 1_000;
-/** Delivery must resume within this after a restart (the jobs a kill cut off are taken up again, see worker/inflight.ts). */
+/** Delivery must resume within this after a restart (the jobs a kill cut off are taken up again, see shared/engine/kv/inflight.ts). */
 const MAX_RECOVERY_MS = Number(env.CRASH_MAX_RECOVERY_S ?? 45) * 1_000;
 const SIZE = {
   contacts: Number(env.CRASH_CONTACTS ?? 20_000),

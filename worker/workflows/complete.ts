@@ -1,12 +1,12 @@
-import { sendKeys } from "../../shared/sending/keys.ts";
+import type { Deps } from "../../shared/deps.ts";
 import { triggerTypesOf, type WorkflowStart } from "../../shared/workflows/start.ts";
 import type { WorkerContext } from "../context.ts";
 
 /**
  * Records workflow starts as triggers in Postgres (flow_type 'workflow'), processing from now, in
  * one statement (a stored start, recorded pending when accepted, is moved to processing); recording
- * one twice is harmless. From now on Postgres answers for them: the KV record a stored start kept
- * under its trigger's key is dropped (the pending pages of the others expire on their own).
+ * one twice is harmless. From now on Postgres answers for them: the pending record a stored start
+ * kept under its trigger's id is emptied (the pending pages of the others expire on their own).
  */
 export async function recordTriggers(
   w: WorkerContext,
@@ -35,9 +35,23 @@ export async function recordTriggers(
     await deps.sql`update triggers set status = 'processing', started_at = coalesce(started_at, ${now})
       where id = any(${ids}::uuid[]) and status = 'pending'`;
   }
-  for (let i = 0; i < ids.length; i += 500) {
-    const op = deps.kv.atomic();
-    for (const id of ids.slice(i, i + 500)) op.delete(sendKeys.trigger(id));
-    await op.commit();
+  if (options.stored) await Promise.all(ids.map((id) => dropPendingRecord(deps, id)));
+}
+
+/** How long the emptied record of a stored start is kept (readers take an empty record for none). */
+const DROPPED_KEEP_MS = 3_600_000;
+
+/**
+ * Empties the pending record a stored start kept (see api/workflows/acceptor.ts) so that readers of
+ * the trigger go to Postgres: written empty with the version read, as records change only by
+ * compare-and-set; read again if another write came first.
+ */
+async function dropPendingRecord(deps: Deps, triggerId: string): Promise<void> {
+  const records = deps.records("send_triggers");
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const record = await records.get<unknown>("", triggerId);
+    if (!record?.value) return;
+    const emptied = { expected: record.version, ttlMs: DROPPED_KEEP_MS, activeUntil: null };
+    if (await records.put("", triggerId, null, emptied)) return;
   }
 }

@@ -1,6 +1,6 @@
-import { JOB_BACKOFF_MS, queueDelay, storedJobOptions } from "../../shared/sending/jobs.ts";
+import { queueDelay } from "../../shared/sending/jobs.ts";
 import type { Deps } from "../../shared/deps.ts";
-import type { WorkflowStartStoredJob } from "../../shared/workflows/jobs.ts";
+import { enqueueStoredStart, type WorkflowStartStoredJob } from "../../shared/workflows/jobs.ts";
 import type { WorkflowFanoutJob, WorkflowStepJob } from "./jobs.ts";
 
 /** Executions per step job. */
@@ -24,29 +24,21 @@ export function stepJobs(
   return jobs;
 }
 
-/** Jobs per KV commit: a step job of 500 ids is ≈20 KiB, and a commit carries at most 800 KiB. */
-const JOBS_PER_COMMIT = 10;
-
 /**
- * Enqueues jobs, each with the delay until it is due. Not through the shared group commit: a step
- * job is large (its execution ids), and these commits are few (one per page of a fan-out).
+ * Enqueues jobs, each with the delay until it is due. They share the queue's group commit (a step
+ * job is large, its execution ids, and the KV adapter weighs it by size).
  */
 export async function enqueueJobs(deps: Deps, jobs: (WorkflowStepJob | WorkflowFanoutJob)[]): Promise<void> {
   const now = deps.now();
-  for (let i = 0; i < jobs.length; i += JOBS_PER_COMMIT) {
-    const op = deps.kv.atomic();
-    for (const job of jobs.slice(i, i + JOBS_PER_COMMIT)) {
-      const delay = job.type === "workflow-step" ? queueDelay(job.due_at, now) : 0;
-      op.enqueue(job, { delay, backoffSchedule: JOB_BACKOFF_MS });
-    }
-    const res = await op.commit();
-    if (!res.ok) throw new Error("Cannot enqueue workflow jobs");
-  }
+  await Promise.all(jobs.map((job) => {
+    const delayMs = job.type === "workflow-step" ? queueDelay(job.due_at, now) : 0;
+    return deps.queue.enqueue(job, { delayMs });
+  }));
 }
 
 /** Enqueues a stored start again until it is due (a schedule past the queue's 30-day delay). */
 export async function enqueueStored(deps: Deps, job: WorkflowStartStoredJob): Promise<void> {
-  await deps.kv.enqueue(job, storedJobOptions(job, deps.now()));
+  await enqueueStoredStart(deps.queue, job, deps.now());
 }
 
 /** The step jobs of groups of executions (each group shares a workflow, a step and a due time). */

@@ -42,4 +42,5 @@ const RECORD_KEYS: Record<RecordKind, RecordKeys> = {
     active: { entry: kvKeys.otp.fraudVerifiedActive, of: kvKeys.otp.fraudVerifiedOf },
   },
   dashboard_sign_in_locks: { record: kvKeys.signInLock },
+  webhook_enqueued: { record: (_scope, id) => kvKeys.webhookEnqueued(id) },
 };
