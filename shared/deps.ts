@@ -5,6 +5,7 @@ import type { KvCommitter } from "./kv.ts";
 import type { Providers } from "./providers/registry.ts";
 import type { ExpiringRecords, HotState, IdempotencyStore, WindowCounters } from "./engine/ports.ts";
 import type { JobQueue } from "./engine/queue.ts";
+import type { SendState } from "./engine/send_state.ts";
 
 /** Everything a role needs at run time, built once by the entry point (or a test). */
 export interface Deps {
@@ -19,6 +20,8 @@ export interface Deps {
   idempotency: IdempotencyStore;
   /** OTP sessions (per team) with their active index, in the engine's hot state. */
   otpSessions: ExpiringRecords;
+  /** The state of each send while it runs: trigger records, counts, dispatch cursors (one port, both engines). */
+  sendState: SendState;
   /** Runs a unit of work on the engine: its record writes and jobs commit together (HotState.atomically). */
   atomically: HotState["atomically"];
   /** The engine's job queue (each job is one of worker/jobs.ts, told apart by `type`). */

@@ -38,6 +38,7 @@ export async function startRuntime(config: Config, options: RuntimeOptions = {})
     counter: hot.counters,
     idempotency: hot.idempotency,
     otpSessions: hot.otpSessions,
+    sendState: hot.sendState,
     atomically: hot.atomically,
     queue,
     keys: new KeyCache(),

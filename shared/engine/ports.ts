@@ -1,3 +1,5 @@
+import type { SendState } from "./send_state.ts";
+
 /**
  * The hot-state ports: what the roles need from the engine that holds short-lived shared state
  * (Deno KV, or Postgres for replicas). Each has one contract suite run against both adapters
@@ -131,7 +133,12 @@ export interface ExpiringRecords {
  * The kinds of records the roles keep, each a namespace of its own. Where a kind's ids are unique
  * on their own (trigger and execution ids), its records are kept under the scope "".
  */
-export type RecordKind = "otp_sessions" | "send_triggers" | "execution_triggers";
+export type RecordKind =
+  | "otp_sessions"
+  | "send_triggers"
+  | "execution_triggers"
+  | "send_dispatch"
+  | "send_push_pace";
 
 /** Every hot-state port of one engine, and how to release them. */
 export interface HotState {
@@ -140,6 +147,8 @@ export interface HotState {
   otpSessions: ExpiringRecords;
   /** The records of one kind. */
   records(kind: RecordKind): ExpiringRecords;
+  /** The state of each send while it runs (see send_state.ts). */
+  sendState: SendState;
   /**
    * Runs `work`; what it writes through the unit (records, jobs) commits together once it returns, or
    * nothing does. Answers false, with nothing written, when a compare-and-set in it lost a race: the

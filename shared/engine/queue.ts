@@ -11,6 +11,8 @@ export interface EnqueueOptions {
    * running or kept after it ran) makes no second job.
    */
   dedupKey?: string;
+  /** The trigger the job works for: once the queue gives up on the job, the trigger shows failed (SendState.givenUp). */
+  forTrigger?: string;
 }
 
 /** Runs one job; throwing makes the queue run it again later, with back-off. */

@@ -2,13 +2,13 @@ import { Batcher } from "../batcher.ts";
 import type { Db } from "../db.ts";
 import type { KvCommitter } from "../kv.ts";
 import { JOB_BACKOFF_MS, type SendGroupJob, type SendStoredJob, storedJobOptions } from "./jobs.ts";
-import { pendingSlot, sendKeys } from "./keys.ts";
+import { sendKeys } from "./keys.ts";
+import { pendingPages, writePages } from "../engine/kv/send_state.ts";
 import { type BurstDeferral, inBurst } from "./pressure.ts";
 import { SPOOL_GRACE_MS, SPOOL_SLOT_MS, type SpoolDrainJob, spooled, spoolKeys, spoolSlot } from "./spool.ts";
 import { insertTriggers } from "./records.ts";
 import type { SendSpec } from "./spec.ts";
 import { type PendingEntry, pendingEntryOf } from "./trigger_record.ts";
-import { uuidV7Time } from "./ids.ts";
 
 /** What the Acceptor reads of an item (a send, a workflow start): its trigger and when it is due. */
 export interface AcceptItem {
@@ -44,8 +44,6 @@ const MESSAGE_BYTES = 56 * 1024;
  */
 const GROUP_BYTES = 240 * 1024;
 const GROUP_ITEMS = 400;
-/** How long a pending page is kept: the worker records each trigger (Postgres, or its own key) long before. */
-const PENDING_TTL_MS = 24 * 3_600_000;
 
 const NON_ASCII = /[^ -~\t\n\r]/;
 /** Strings up to this long are counted at two bytes a character without looking at them. */
@@ -118,7 +116,7 @@ export class Acceptor<T extends AcceptItem> {
 
   async #commit(group: Waiting<T>[]): Promise<void> {
     const messages = chunk(group.map((w) => ({ value: w.item, bytes: w.bytes })));
-    const pages = pendingPages(group);
+    const pages = pendingPages(group.map((w) => w.pending));
     const bytes = group.reduce((n, w) => n + w.bytes + 400, 0);
     const now = Date.now();
     // In a burst the jobs go to the spool, and the first commit of each spool slot enqueues its drain.
@@ -127,7 +125,7 @@ export class Acceptor<T extends AcceptItem> {
       ? { type: "spool-drain", id: newJobId(), slot }
       : undefined;
     await this.#committer.commit((op) => {
-      for (const page of pages) op.set(page.key, page.entries, { expireIn: PENDING_TTL_MS });
+      writePages(op, pages);
       for (const items of messages) {
         const job = this.#flow.groupJob(newJobId(), items);
         const undelivered = sendKeys.undelivered(items[0].trigger_id, job.id);
@@ -169,22 +167,6 @@ function chunk<V>(items: { value: V; bytes: number }[]): V[][] {
   }
   if (current.length > 0) out.push(current);
   return out;
-}
-
-/** The group's pending records, one page (a KV value under 64 KiB) per time slot of their ids. */
-function pendingPages<T extends AcceptItem>(group: Waiting<T>[]): { key: Deno.KvKey; entries: PendingEntry[] }[] {
-  const slots = new Map<number, Waiting<T>[]>();
-  for (const w of group) {
-    const slot = pendingSlot(uuidV7Time(w.item.trigger_id) ?? w.item.created_at);
-    slots.set(slot, [...slots.get(slot) ?? [], w]);
-  }
-  const pages: { key: Deno.KvKey; entries: PendingEntry[] }[] = [];
-  for (const [slot, members] of slots) {
-    for (const entries of chunk(members.map((w) => ({ value: w.pending, bytes: 600 })))) {
-      pages.push({ key: sendKeys.pendingPage(slot, entries[0].id), entries });
-    }
-  }
-  return pages;
 }
 
 /**

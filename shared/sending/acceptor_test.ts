@@ -8,7 +8,8 @@ import { testSendSpec } from "./testing.ts";
 import type { SendGroupJob } from "./jobs.ts";
 import { AcceptPressure } from "./pressure.ts";
 import { drainSpool, type SpoolDrainJob, spooled, spoolKeys, type SpoolPage, spoolSlot } from "./spool.ts";
-import { findPendingRecord, newTriggerRecord, pendingEntryOf } from "./trigger_record.ts";
+import { newTriggerRecord, pendingEntryOf } from "./trigger_record.ts";
+import { findPending } from "../engine/kv/send_state.ts";
 import { uuidV7Time } from "./ids.ts";
 import { pendingSlot, sendKeys } from "./keys.ts";
 
@@ -59,7 +60,7 @@ dbTest("Acceptor commits the sends of concurrent callers together, pending recor
   await Promise.all(specs.map((s) => acceptor.accept(s, Date.now())));
   assert.ok(h.commits() <= 3, `commits: ${h.commits()}`);
   for (const s of specs) {
-    const record = await findPendingRecord(h.kv, s.trigger_id);
+    const record = await findPending(h.kv, s.trigger_id);
     assert.equal(record?.status, "pending");
     assert.equal(record?.team_id, team.id);
   }
@@ -95,14 +96,14 @@ dbTest(
       "team_id",
       "trigger_type",
     ]);
-    const record = await findPendingRecord(h.kv, s.trigger_id);
+    const record = await findPending(h.kv, s.trigger_id);
     assert.deepEqual(record, newTriggerRecord(s));
     // A whole record in a page (the form before entries) is found and read as it is.
     const old = spec(team.id);
     // Filed by the id's own time, as the acceptor files it (a 10 ms slot may end between the two).
     const slot = pendingSlot(uuidV7Time(old.trigger_id)!);
     await h.kv.set(sendKeys.pendingPage(slot, old.trigger_id), [newTriggerRecord(old)]);
-    assert.deepEqual(await findPendingRecord(h.kv, old.trigger_id), newTriggerRecord(old));
+    assert.deepEqual(await findPending(h.kv, old.trigger_id), newTriggerRecord(old));
     h.kv.close();
   },
 );
@@ -160,7 +161,7 @@ dbTest(
     const spooledSends = pages.flatMap((p) => (p.value.job as SendGroupJob).sends.map((s) => s.trigger_id));
     for (const s of burst) assert.ok(spooledSends.includes(s.trigger_id), "every send of the burst is spooled");
     assert.ok(spooled.pages > pagesBefore, "counted in the gauge");
-    for (const s of burst) assert.equal((await findPendingRecord(h.kv, s.trigger_id))?.status, "pending");
+    for (const s of burst) assert.equal((await findPending(h.kv, s.trigger_id))?.status, "pending");
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(h.messages.filter((m) => m.type === "send-group").length, 1, "no group job in the queue yet");
 

@@ -1,5 +1,6 @@
 import type { KvCommitter } from "../../kv.ts";
 import { JOB_BACKOFF_MS } from "../../sending/jobs.ts";
+import { sendKeys } from "../../sending/keys.ts";
 import type { EnqueueOptions, JobHandler, JobQueue, UnitOfWork } from "../queue.ts";
 import { kvUnitOf } from "./unit.ts";
 
@@ -21,7 +22,14 @@ export class KvQueue<J = unknown> implements JobQueue<J> {
   }
 
   async enqueue(job: J, options: EnqueueOptions = {}, unitOfWork?: UnitOfWork): Promise<void> {
-    const enqueueOptions = { delay: Math.max(0, options.delayMs ?? 0), backoffSchedule: JOB_BACKOFF_MS };
+    const enqueueOptions = {
+      delay: Math.max(0, options.delayMs ?? 0),
+      backoffSchedule: JOB_BACKOFF_MS,
+      // What KvSendState.givenUp reads: KV writes it when its retries run out.
+      keysIfUndelivered: options.forTrigger === undefined
+        ? undefined
+        : [sendKeys.undelivered(options.forTrigger, (job as { id?: string }).id ?? crypto.randomUUID())],
+    };
     if (options.dedupKey !== undefined) {
       // A unit whose dedup check failed would have to commit without its job, which KV cannot do.
       if (unitOfWork) throw new Error("Cannot enqueue with a dedup key inside a unit of work on Deno KV");
