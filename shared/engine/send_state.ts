@@ -34,6 +34,12 @@ export interface SendState {
   givenUp(triggerId: string): Promise<boolean>;
   /** Records that the queue gave up on job `jobId` of the trigger. */
   markGivenUp(triggerId: string, jobId: string): Promise<void>;
+  /**
+   * Runs `work` as one unit of writes that check nothing (accepting sends: their records and jobs),
+   * batched as the engine does it best (on Deno KV with other callers' writes into one commit).
+   * `weight` is how many writes the unit makes, at most.
+   */
+  acceptAtomically(work: (unitOfWork: UnitOfWork) => Promise<void>, weight: number): Promise<void>;
   /** Records sends just accepted as pending (in `unitOfWork`, with their jobs). */
   recordAccepted(entries: PendingEntry[], unitOfWork: UnitOfWork): Promise<void>;
   /** Writes a trigger's live record whatever it was (in `unitOfWork` when given). */

@@ -24,7 +24,7 @@ export function kvHotState(kv: Deno.Kv, committer: KvCommitter): HotState {
     idempotency: new KvIdempotency(kv, committer, checked),
     otpSessions: recordsOf("otp_sessions"),
     records: recordsOf,
-    sendState: new KvSendState(kv),
+    sendState: new KvSendState(kv, committer),
     atomically: (work) => kvAtomically(checked, work),
     close: () => counters.close(),
   };

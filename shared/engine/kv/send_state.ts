@@ -10,7 +10,8 @@ import {
 } from "../../sending/trigger_record.ts";
 import type { UnitOfWork, Versioned } from "../ports.ts";
 import type { BatchOf, LiveCounts, SendState, TriggerState } from "../send_state.ts";
-import { kvUnitOf } from "./unit.ts";
+import type { KvCommitter } from "../../kv.ts";
+import { KvUnit, kvUnitOf } from "./unit.ts";
 
 /** How long a pending page is kept: the worker records each trigger (Postgres, or its own key) long before. */
 const PENDING_TTL_MS = 24 * 3_600_000;
@@ -33,9 +34,20 @@ const ENTRY_BYTES = 600;
  */
 export class KvSendState implements SendState {
   #kv: Deno.Kv;
+  #committer: KvCommitter;
 
-  constructor(kv: Deno.Kv) {
+  constructor(kv: Deno.Kv, committer: KvCommitter) {
     this.#kv = kv;
+    this.#committer = committer;
+  }
+
+  async acceptAtomically(work: (unitOfWork: UnitOfWork) => Promise<void>, weight: number): Promise<void> {
+    const unit = new KvUnit();
+    await work(unit);
+    // No checks in it: the process's group commit may merge it with any other writes.
+    await this.#committer.commit((op) => {
+      for (const build of unit.builds) build(op);
+    }, weight);
   }
 
   async trigger(triggerId: string): Promise<TriggerState | null> {

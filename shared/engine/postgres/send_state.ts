@@ -10,7 +10,7 @@ import {
 import { LostRace, type UnitOfWork, type Versioned } from "../ports.ts";
 import type { BatchOf, LiveCounts, SendState, TriggerState } from "../send_state.ts";
 import { PostgresRecords } from "./records.ts";
-import { transactionOf } from "./unit.ts";
+import { postgresAtomically, transactionOf } from "./unit.ts";
 
 /** How long a running send's state is kept at most (a paced fan-out spreads over at most 30 days). */
 const RUNNING_TTL_MS = 31 * 24 * 3_600_000;
@@ -44,6 +44,10 @@ export class PostgresSendState implements SendState {
       ? [new Map(), false]
       : await Promise.all([this.counts(triggerId), this.givenUp(triggerId)]);
     return { record, pending: record.status === "pending", counts, givenUp };
+  }
+
+  async acceptAtomically(work: (unitOfWork: UnitOfWork) => Promise<void>): Promise<void> {
+    await postgresAtomically(this.#sql, work);
   }
 
   async triggerOfExecution(executionId: string): Promise<string | null> {
