@@ -79,7 +79,7 @@ export async function completeSingles(
     const finished = new Map(spec.executions.map((e) => [e.id, counts.get(e.id) ?? zeroCounts()]));
     return finishExecutions({ ...newTriggerRecord(spec), started_at: startedAt }, finished, now);
   });
-  // Postgres answers for them from now on (their pending pages in KV simply expire).
+  // Postgres answers for them from now on (the records written at accept simply expire).
   await changeAndReport(
     deps,
     (tx) => recordFinishedIn(tx, specs, records),

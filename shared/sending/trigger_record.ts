@@ -12,7 +12,7 @@ export interface Counts {
   filtered: number;
 }
 
-/** One channel of a trigger in its KV record; `counts` is set once the execution is final. */
+/** One channel of a trigger in its live record; `counts` is set once the execution is final. */
 export interface ExecutionRecord {
   id: string;
   channel: Channel;
@@ -21,7 +21,7 @@ export interface ExecutionRecord {
   completed_at: number | null;
 }
 
-/** The live record of a trigger kept in KV from the moment it is accepted (times in ms since the epoch). */
+/** The live record of a trigger, kept in the engine's send state (SendState) from its accept on (times in ms since the epoch). */
 export interface TriggerRecord {
   id: string;
   team_id: string;
@@ -40,7 +40,7 @@ export interface TriggerRecord {
   workflow_id?: string;
 }
 
-/** How long a finished trigger's KV record stays (Postgres keeps it for good). */
+/** How long a finished trigger's live record stays (Postgres keeps it for good). */
 export const FINISHED_RECORD_TTL_MS = 24 * 3_600_000;
 
 /** No counts yet. */

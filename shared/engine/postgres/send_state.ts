@@ -14,6 +14,8 @@ import { postgresAtomically, transactionOf } from "./unit.ts";
 
 /** How long a running send's state is kept at most (a paced fan-out spreads over at most 30 days). */
 const RUNNING_TTL_MS = 31 * 24 * 3_600_000;
+/** How long the record written at accept is kept: the worker records each send (Postgres, or a live record) long before. */
+const ACCEPTED_TTL_MS = 24 * 3_600_000;
 /** How long a batch's counted mark and a given-up job are kept (longer than any redelivery). */
 const MARK_TTL_MS = 7 * 24 * 3_600_000;
 
@@ -88,7 +90,7 @@ export class PostgresSendState implements SendState {
   async recordAccepted(entries: PendingEntry[], unitOfWork: UnitOfWork): Promise<void> {
     if (entries.length === 0) return;
     const tx = transactionOf(unitOfWork);
-    const expires = expiry(RUNNING_TTL_MS);
+    const expires = expiry(ACCEPTED_TTL_MS);
     const rows = entries.flatMap((entry) => [
       { kind: "send_triggers", id: entry.id, value: pendingRecordOf(entry) as unknown },
       ...entry.executions.map((e) => ({ kind: "execution_triggers", id: e.id, value: entry.id as unknown })),
