@@ -96,11 +96,12 @@ const ConfigSchema = z.object({
   /** Multi-channel triggers per minute on the enterprise plan (free 10, pro 100, plus 500 are fixed). */
   TRIGGER_RATE_LIMIT_ENTERPRISE: int(5_000),
   /**
-   * While this process accepts more than SEND_DEFER_RATE sends and events a second, the group jobs it
-   * accepts wait in the spool (shared/sending/spool.ts) and its worker holds them until the burst ends
-   * (each second's jobs at most SEND_DEFER_MAX_MS), so that accepting keeps the CPU; 0 turns this off.
+   * Opt-in: while this process accepts more than SEND_DEFER_RATE sends and events a second, the group
+   * jobs it accepts wait in the spool (shared/sending/spool.ts) and its worker holds them until the
+   * burst ends (each second's jobs at most SEND_DEFER_MAX_MS). Off (0) by default: it trades the
+   * latency of real sends for accept rate, and measured it bought none (docs/sending.md, "Bursts").
    */
-  SEND_DEFER_RATE: int(1_000),
+  SEND_DEFER_RATE: int(0),
   SEND_DEFER_MAX_MS: int(10_000),
   /**
    * Promotional push to a tag, a segment or all goes out at most at this many contacts a second per

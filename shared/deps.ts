@@ -5,6 +5,7 @@ import type { KvCommitter } from "./kv.ts";
 import type { Providers } from "./providers/registry.ts";
 import type { ExpiringRecords, HotState, IdempotencyStore, WindowCounters } from "./engine/ports.ts";
 import type { JobQueue } from "./engine/queue.ts";
+import type { SendState } from "./engine/send_state.ts";
 
 /** Everything a role needs at run time, built once by the entry point (or a test). */
 export interface Deps {
@@ -21,6 +22,8 @@ export interface Deps {
   otpSessions: ExpiringRecords;
   /** Hot-state records of each kind (HotState.records), in the engine's hot state. */
   records: HotState["records"];
+  /** The state of each send while it runs: trigger records, counts, dispatch cursors (one port, both engines). */
+  sendState: SendState;
   /** Runs a unit of work on the engine: its record writes and jobs commit together (HotState.atomically). */
   atomically: HotState["atomically"];
   /** The engine's job queue (each job is one of worker/jobs.ts, told apart by `type`). */
@@ -63,6 +66,7 @@ export function hotStateDeps(hot: HotState) {
     idempotency: hot.idempotency,
     otpSessions: hot.otpSessions,
     records: hot.records,
+    sendState: hot.sendState,
     atomically: hot.atomically,
   } satisfies Partial<Deps>;
 }

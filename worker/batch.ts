@@ -1,6 +1,4 @@
 import { log } from "../shared/log.ts";
-import { JOB_BACKOFF_MS } from "../shared/sending/jobs.ts";
-import { sendKeys } from "../shared/sending/keys.ts";
 import { deliveredCounts, maybeCompleteExecution } from "./complete.ts";
 import { executionContext, specOf, type WorkerContext } from "./context.ts";
 import { deliver } from "./deliver.ts";
@@ -9,20 +7,17 @@ import { prepareMessages } from "./prepare.ts";
 import { contactsInRange, devicesOf } from "./recipients.ts";
 import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "./retry.ts";
 
-/** How long a batch's done marker is kept (longer than any redelivery). */
-const MARKER_TTL_MS = 7 * 24 * 3_600_000;
-
 /**
  * The `deliver-batch` job: one page of a fan-out. Loads the page's contacts (fresh: preferences as
- * they are now), prepares, delivers (see deliver.ts), then adds the batch's outcome to the KV
- * counters in one commit that checks and sets the batch's done marker, so a redelivered batch is
- * never counted twice. Messages meeting a temporary provider failure keep the batch open: the job
+ * they are now), prepares, delivers (see deliver.ts), then adds the batch's outcome to its
+ * execution's running counts in the unit of work that marks the batch counted, so a redelivered
+ * batch is never counted twice. Messages meeting a temporary provider failure keep the batch open: the job
  * is enqueued again later, and only the messages still pending are sent then.
  */
 export async function handleDeliverBatch(w: WorkerContext, job: DeliverBatchJob): Promise<void> {
   const { deps } = w;
-  const marker = sendKeys.batchDone(job.execution_id, job.batch_no);
-  if ((await deps.kv.get(marker)).value !== null) {
+  const batch = { triggerId: job.trigger_id, executionId: job.execution_id, batchNo: job.batch_no };
+  if (await deps.sendState.batchCounted(job.execution_id, job.batch_no)) {
     await maybeCompleteExecution(w, job.trigger_id, job.execution_id);
     return;
   }
@@ -54,26 +49,16 @@ export async function handleDeliverBatch(w: WorkerContext, job: DeliverBatchJob)
   const result = await deliver(deps, prepared, { lastAttempt: job.attempt + 1 >= MAX_DELIVERY_ATTEMPTS });
   if (result.pending > 0) {
     const retry: DeliverBatchJob = { ...job, id: crypto.randomUUID(), attempt: job.attempt + 1 };
-    await deps.kv.enqueue(retry, {
-      delay: nextTryDelay(job.attempt, result.retryAfterMs),
-      backoffSchedule: JOB_BACKOFF_MS,
-      keysIfUndelivered: [sendKeys.undelivered(job.trigger_id, retry.id)],
+    await deps.queue.enqueue(retry, {
+      delayMs: nextTryDelay(job.attempt, result.retryAfterMs),
+      forTrigger: job.trigger_id,
     });
     return;
   }
   const counts = (await deliveredCounts(deps.sql, prepared, result, [job.execution_id], job.batch_no))
     .get(job.execution_id);
   const c = counts ?? { total_contacts: 0, sent: 0, failed: 0, filtered: 0 };
-  const counter = (field: Parameters<typeof sendKeys.counter>[2]) =>
-    sendKeys.counter(job.trigger_id, job.execution_id, field);
-  await deps.kv.atomic()
-    .check({ key: marker, versionstamp: null })
-    .set(marker, c, { expireIn: MARKER_TTL_MS })
-    .sum(counter("total"), BigInt(c.total_contacts))
-    .sum(counter("sent"), BigInt(c.sent))
-    .sum(counter("failed"), BigInt(c.failed))
-    .sum(counter("filtered"), BigInt(c.filtered))
-    .sum(counter("batches"), 1n)
-    .commit();
+  // False when a redelivery of this batch counted it first: nothing is added twice.
+  await deps.atomically((unit) => deps.sendState.countBatch(batch, c, unit));
   await maybeCompleteExecution(w, job.trigger_id, job.execution_id);
 }

@@ -1,5 +1,4 @@
 import type { Db } from "../shared/db.ts";
-import { sendKeys } from "../shared/sending/keys.ts";
 import { changeAndReport, changeAndStage, relayEvents, type StagedEvent } from "../shared/event_outbox.ts";
 import { finishExecutionRows, recordFinishedIn } from "../shared/sending/records.ts";
 import type { SendSpec } from "../shared/sending/spec.ts";
@@ -8,10 +7,8 @@ import {
   countStatuses,
   finalStatus,
   finishExecutions,
-  liveCounts,
   newTriggerRecord,
   type TriggerRecord,
-  updateTriggerRecord,
   zeroCounts,
 } from "../shared/sending/trigger_record.ts";
 import type { WorkerContext } from "./context.ts";
@@ -82,7 +79,7 @@ export async function completeSingles(
     const finished = new Map(spec.executions.map((e) => [e.id, counts.get(e.id) ?? zeroCounts()]));
     return finishExecutions({ ...newTriggerRecord(spec), started_at: startedAt }, finished, now);
   });
-  // Postgres answers for them from now on (their pending pages in KV simply expire).
+  // Postgres answers for them from now on (the records written at accept simply expire).
   await changeAndReport(
     deps,
     (tx) => recordFinishedIn(tx, specs, records),
@@ -96,9 +93,9 @@ export async function completeSingles(
  */
 export async function maybeCompleteExecution(w: WorkerContext, triggerId: string, executionId: string) {
   const { deps } = w;
-  const state = await deps.kv.get<DispatchState>(sendKeys.dispatch(executionId));
-  if (!state.value?.done) return;
-  const live = (await liveCounts(deps.kv, triggerId)).get(executionId);
+  const state = await deps.sendState.dispatch<DispatchState>(executionId);
+  if (!state?.value.done) return;
+  const live = (await deps.sendState.counts(triggerId)).get(executionId);
   const batches = live?.batches ?? 0;
   if (batches < state.value.batches) return;
   const counts: Counts = live
@@ -120,7 +117,7 @@ export async function maybeCompleteExecution(w: WorkerContext, triggerId: string
     (final) => final.map((t) => ({ team_id: t.team_id, ...triggerCompletedEvent(t) })),
     staged,
   );
-  await updateTriggerRecord(deps.kv, triggerId, (record) => {
+  await deps.sendState.updateTrigger(triggerId, (record) => {
     const execution = record.executions.find((e) => e.id === executionId);
     if (!execution || execution.counts) return undefined;
     return finishExecutions(record, new Map([[executionId, counts]]), now);

@@ -3,7 +3,6 @@ import type { Deps } from "../shared/deps.ts";
 import { toMicros } from "../shared/money.ts";
 import type { TwilioErrorBody } from "../shared/providers/fake_servers.ts";
 import { type OutboundMessage, type Provider, ProviderError } from "../shared/providers/types.ts";
-import { sendKeys } from "../shared/sending/keys.ts";
 import type { SendSpec } from "../shared/sending/spec.ts";
 import { testSendSpec } from "../shared/sending/testing.ts";
 import { newTriggerRecord } from "../shared/sending/trigger_record.ts";
@@ -16,7 +15,15 @@ import { HAND_OVER_WINDOW_MS } from "./handoff.ts";
 import { createService } from "../main.ts";
 import { runJob } from "./queue.ts";
 import { randomToken, stoppingBeforeWebhooks, withMessagesRefusedTo } from "./testing.ts";
-import { counts, listenToAll, smsFanOut, triggerRow, twilioOnLoopback, withProvider } from "./sms_testing.ts";
+import {
+  counts,
+  listenToAll,
+  seeingEnqueues,
+  smsFanOut,
+  triggerRow,
+  twilioOnLoopback,
+  withProvider,
+} from "./sms_testing.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "./retry.ts";
 import { EVENT_SWEEP_AGE_MS, sweepEventOutbox } from "../shared/event_outbox.ts";
 import type { WebhookDeliverJob } from "../shared/webhook_events.ts";
@@ -264,19 +271,8 @@ dbTest("a batch's retry waits as long as the longest Retry-After its providers a
   });
   const { job } = await smsFanOut(deps, 3);
   const delays: number[] = [];
-  const kv = new Proxy(deps.kv, {
-    get(target, prop) {
-      if (prop === "enqueue") {
-        return (value: unknown, options?: { delay?: number }) => {
-          delays.push(options?.delay ?? 0);
-          return target.enqueue(value, options);
-        };
-      }
-      const v = Reflect.get(target, prop);
-      return typeof v === "function" ? v.bind(target) : v;
-    },
-  });
-  await runJob(createWorkerContext(withProvider({ ...deps, kv }, provider)), job);
+  const seeing = seeingEnqueues(deps, (_job, options) => delays.push(options.delayMs ?? 0));
+  await runJob(createWorkerContext(withProvider(seeing, provider)), job);
   assert.equal(delays.length, 1);
   assert.ok(delays[0] >= 90_000 && delays[0] <= 108_000, String(delays[0]));
 });
@@ -312,7 +308,7 @@ async function pushToTokens(deps: Deps, tokens: string[], provider: Provider) {
       content: { channel: "push", title: "Hi", body: "There", category: "transactional" },
     }],
   });
-  await deps.kv.set(sendKeys.trigger(spec.trigger_id), newTriggerRecord(spec));
+  await deps.sendState.putTrigger(newTriggerRecord(spec));
   await runJob(createWorkerContext(withProvider(deps, provider)), {
     type: "send-group",
     id: crypto.randomUUID(),
@@ -375,7 +371,7 @@ dbTest("a NUL character in a template variable is dropped: the whole merged batc
     await topUp(deps.sql, team.id, toMicros(1));
     await upsertTemplate(deps.sql, team.id, "sms", "hi", { body: "Hi {{name}}" });
     const spec = testSendSpec(team.id, { sandbox: false, variables }, "hi");
-    await deps.kv.set(sendKeys.trigger(spec.trigger_id), newTriggerRecord(spec));
+    await deps.sendState.putTrigger(newTriggerRecord(spec));
     sends.push(spec);
   }
   // Both sends in one send-group job, as two requests accepted together are.

@@ -1,9 +1,8 @@
 import assert from "node:assert/strict";
 import { asJson } from "../shared/db.ts";
-import { sendKeys } from "../shared/sending/keys.ts";
 import { insertTriggers } from "../shared/sending/records.ts";
 import { testSendSpec } from "../shared/sending/testing.ts";
-import { newTriggerRecord, type TriggerRecord } from "../shared/sending/trigger_record.ts";
+import { newTriggerRecord } from "../shared/sending/trigger_record.ts";
 import type { Deps } from "../shared/deps.ts";
 import { dbTest, testConfig, testDeps, testTeam } from "../shared/testing.ts";
 import type { DispatchState } from "./complete.ts";
@@ -11,6 +10,7 @@ import { createWorkerContext } from "./context.ts";
 import type { DeliverBatchJob, DispatchJob } from "./jobs.ts";
 import { runJob } from "./queue.ts";
 import { pageSize } from "./recipients.ts";
+import { depsOnKv } from "./sms_testing.ts";
 
 Deno.test("a fan-out page holds 2,000 contacts on the embedded Postgres, 1,000 on a server, or FANOUT_PAGE_SIZE", () => {
   const config = testConfig({ FANOUT_PAGE_SIZE: 0 });
@@ -26,7 +26,7 @@ dbTest("dispatch pages a fan-out into batches of FANOUT_PAGE_SIZE, once, and the
   kv.listenQueue((m) => {
     jobs.push(m as DeliverBatchJob);
   });
-  const deps = { ...shared, kv };
+  const deps = depsOnKv(shared, kv);
   const w = createWorkerContext(deps);
   const { team } = await testTeam(deps);
   await insertContacts(deps, team.id, 1_234);
@@ -42,11 +42,10 @@ dbTest("dispatch pages a fan-out into batches of FANOUT_PAGE_SIZE, once, and the
   const executionId = spec.executions[0].id;
   await insertTriggers(deps.sql, [spec], "processing", Date.now());
   const state = freshState(team.id);
-  await kv.atomic().set(sendKeys.trigger(spec.trigger_id), newTriggerRecord(spec)).set(
-    sendKeys.dispatch(executionId),
-    state,
-  )
-    .commit();
+  await deps.atomically(async (unit) => {
+    await deps.sendState.putTrigger(newTriggerRecord(spec), unit);
+    await deps.sendState.putDispatch(executionId, state, null, unit);
+  });
   const dispatch: DispatchJob = { type: "dispatch", id: "d1", trigger_id: spec.trigger_id, execution_id: executionId };
   await runJob(w, dispatch);
   await runJob(w, dispatch);
@@ -54,13 +53,13 @@ dbTest("dispatch pages a fan-out into batches of FANOUT_PAGE_SIZE, once, and the
   await new Promise((r) => setTimeout(r, 50));
   assert.equal(jobs.length, 3);
   assert.deepEqual(jobs.map((j) => j.batch_no).sort(), [0, 1, 2]);
-  const after = (await kv.get<DispatchState>(sendKeys.dispatch(executionId))).value!;
+  const after = (await deps.sendState.dispatch<DispatchState>(executionId))!.value;
   assert.equal(after.done, true);
   assert.equal(after.batches, 3);
 
   for (const job of jobs) await runJob(w, job);
   await runJob(w, jobs[1]);
-  const record = (await kv.get<TriggerRecord>(sendKeys.trigger(spec.trigger_id))).value!;
+  const record = (await deps.sendState.trigger(spec.trigger_id))!.record;
   assert.equal(record.status, "completed");
   assert.deepEqual(record.executions[0].counts, { total_contacts: 1_234, sent: 1_234, failed: 0, filtered: 0 });
   const [row] = await deps.sql`select status, total_contacts, sent from triggers where id = ${spec.trigger_id}`;
@@ -95,7 +94,7 @@ dbTest("promotional push fan-outs of a team share its rate: their batches come d
   kv.listenQueue((m) => {
     arrivals.push({ job: m as DeliverBatchJob, at: Date.now() });
   });
-  const deps = { ...shared, kv };
+  const deps = depsOnKv(shared, kv);
   const w = createWorkerContext(deps);
   const { team } = await testTeam(deps);
   await insertContacts(deps, team.id, 1_234);
@@ -106,7 +105,9 @@ dbTest("promotional push fan-outs of a team share its rate: their batches come d
     trigger_id: crypto.randomUUID(),
     execution_id: crypto.randomUUID(),
   }));
-  for (const d of dispatches) await kv.set(sendKeys.dispatch(d.execution_id), state);
+  for (const d of dispatches) {
+    await deps.atomically((unit) => deps.sendState.putDispatch(d.execution_id, state, null, unit));
+  }
   const started = Date.now();
   await Promise.all(dispatches.map((d) => runJob(w, d)));
   for (let i = 0; i < 300 && arrivals.length < 6; i++) await new Promise((r) => setTimeout(r, 10));
@@ -119,6 +120,6 @@ dbTest("promotional push fan-outs of a team share its rate: their batches come d
   arrivals.forEach((a, k) =>
     assert.ok(a.at - started >= k * 100 - 2, `batch ${k} came due after ${a.at - started} ms`)
   );
-  assert.ok((await kv.get(sendKeys.pushPace(team.id))).value);
+  assert.ok((await deps.sendState.pushPace(team.id))?.value);
   kv.close();
 });

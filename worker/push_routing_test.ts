@@ -3,7 +3,6 @@ import { createService } from "../main.ts";
 import type { Deps } from "../shared/deps.ts";
 import { createPushProvider } from "../shared/providers/push.ts";
 import { pushSends, startFakePush } from "../shared/providers/push_testing.ts";
-import { sendKeys } from "../shared/sending/keys.ts";
 import { testSendSpec } from "../shared/sending/testing.ts";
 import { newTriggerRecord } from "../shared/sending/trigger_record.ts";
 import { dbTest, jsonRequest, randomEmail, testDeps, testTeam } from "../shared/testing.ts";
@@ -50,7 +49,7 @@ dbTest("a contact's iOS FCM token is sent through FCM and only its APNs token th
       content: { channel: "push", title: "Hi", body: "There", category: "transactional" },
     }],
   });
-  await deps.kv.set(sendKeys.trigger(spec.trigger_id), newTriggerRecord(spec));
+  await deps.sendState.putTrigger(newTriggerRecord(spec));
   const ctx = createWorkerContext(withPush(deps, createPushProvider({ fcm, apns })));
   await runJob(ctx, { type: "send-group", id: crypto.randomUUID(), sends: [spec], attempt: 0 });
 

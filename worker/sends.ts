@@ -1,6 +1,5 @@
 import { log } from "../shared/log.ts";
-import { JOB_BACKOFF_MS, type SendGroupJob, type SendStoredJob, storedJobOptions } from "../shared/sending/jobs.ts";
-import { sendKeys } from "../shared/sending/keys.ts";
+import { JOB_BACKOFF_MS, queueDelay, type SendGroupJob, type SendStoredJob } from "../shared/sending/jobs.ts";
 import { insertTriggers, loadSpec, markProcessing } from "../shared/sending/records.ts";
 import { isSingleRecipient, type SendSpec } from "../shared/sending/spec.ts";
 import { newTriggerRecord } from "../shared/sending/trigger_record.ts";
@@ -41,11 +40,7 @@ async function runAlone(w: WorkerContext, job: SendGroupJob & { attempt: number 
     } catch (alone) {
       log("error", "send failed", { trigger_id: spec.trigger_id, team_id: spec.team_id, error: String(alone) });
       const retry: SendGroupJob = { type: "send-group", id: crypto.randomUUID(), sends: [spec], attempt: job.attempt };
-      await w.deps.kv.enqueue(retry, {
-        delay: JOB_BACKOFF_MS[0],
-        backoffSchedule: JOB_BACKOFF_MS,
-        keysIfUndelivered: [sendKeys.undelivered(spec.trigger_id, retry.id)],
-      });
+      await w.deps.queue.enqueue(retry, { delayMs: JOB_BACKOFF_MS[0], forTrigger: spec.trigger_id });
     }
   }
 }
@@ -70,7 +65,7 @@ export async function handleSendStored(w: WorkerContext, job: SendStoredJob): Pr
   const now = w.deps.now();
   if (job.due_at !== undefined && job.due_at > now) {
     const next: SendStoredJob = { ...job, id: crypto.randomUUID() };
-    await w.deps.kv.enqueue(next, storedJobOptions(next, now));
+    await w.deps.queue.enqueue(next, { delayMs: queueDelay(job.due_at, now), forTrigger: job.trigger_id });
     return;
   }
   const triggerId = job.trigger_id;
@@ -147,10 +142,7 @@ async function deliverSingles(w: WorkerContext, specs: SendSpec[], attempt: numb
       sends: waiting,
       attempt: attempt + 1,
     };
-    await deps.kv.enqueue(retry, {
-      delay: nextTryDelay(attempt, result.retryAfterMs),
-      backoffSchedule: JOB_BACKOFF_MS,
-    });
+    await deps.queue.enqueue(retry, { delayMs: nextTryDelay(attempt, result.retryAfterMs) });
   }
 }
 
@@ -187,46 +179,38 @@ function missingContact(spec: SendSpec): Unit {
 
 /**
  * Starts the fan-out of a send to a tag, a segment or everyone: records where each execution's
- * paging starts and enqueues its `dispatch` job, in one commit that checks it was not started
+ * paging starts and enqueues its `dispatch` job, in one unit of work that checks it was not started
  * already (a redelivered group starts nothing twice).
  */
 async function startFanOut(w: WorkerContext, spec: SendSpec, startedAt: number): Promise<void> {
   const { deps } = w;
   // A segment deleted since the send was accepted reaches no one.
   const filter = await recipientFilter(deps.sql, spec.team_id, spec.recipient);
-  // The trigger's own record, live from now on (counts, completion); written with the dispatch
-  // states, whose checks make a redelivered group start (and reset) nothing.
-  const op = deps.kv.atomic().set(sendKeys.trigger(spec.trigger_id), {
-    ...newTriggerRecord(spec),
-    status: "processing",
-    started_at: startedAt,
-  });
-  for (const execution of spec.executions) {
-    const key = sendKeys.dispatch(execution.id);
-    const state: DispatchState = {
-      team_id: spec.team_id,
-      filter: filter ?? {},
-      after: null,
-      batches: 0,
-      done: !filter,
-      paced: execution.content.channel === "push" && execution.content.category === "promotional",
-    };
-    const job: DispatchJob = {
-      type: "dispatch",
-      id: crypto.randomUUID(),
-      trigger_id: spec.trigger_id,
-      execution_id: execution.id,
-    };
-    op.check({ key, versionstamp: null }).set(key, state);
-    if (filter) {
-      op.enqueue(job, {
-        backoffSchedule: JOB_BACKOFF_MS,
-        keysIfUndelivered: [sendKeys.undelivered(spec.trigger_id, job.id)],
-      });
+  const started = await deps.atomically(async (unit) => {
+    // The trigger's own record, live from now on (counts, completion); written with the dispatch
+    // states, whose checks make a redelivered group start (and reset) nothing.
+    await deps.sendState.putTrigger({ ...newTriggerRecord(spec), status: "processing", started_at: startedAt }, unit);
+    for (const execution of spec.executions) {
+      const state: DispatchState = {
+        team_id: spec.team_id,
+        filter: filter ?? {},
+        after: null,
+        batches: 0,
+        done: !filter,
+        paced: execution.content.channel === "push" && execution.content.category === "promotional",
+      };
+      await deps.sendState.putDispatch(execution.id, state, null, unit);
+      if (!filter) continue;
+      const job: DispatchJob = {
+        type: "dispatch",
+        id: crypto.randomUUID(),
+        trigger_id: spec.trigger_id,
+        execution_id: execution.id,
+      };
+      await deps.queue.enqueue(job, { forTrigger: spec.trigger_id }, unit);
     }
-  }
-  const res = await op.commit();
-  if (!res.ok || !filter) {
+  });
+  if (!started || !filter) {
     // Started by an earlier delivery of this job: make sure it can still complete.
     for (const e of spec.executions) await maybeCompleteExecution(w, spec.trigger_id, e.id);
   }

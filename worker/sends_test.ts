@@ -5,6 +5,7 @@ import { dbTest } from "../shared/testing.ts";
 import { startWorker } from "./queue.ts";
 import { handleSendGroup, handleSendStored } from "./sends.ts";
 import { randomToken, sendingFixture, withMessagesRefusedTo } from "./testing.ts";
+import { seeingEnqueues } from "./sms_testing.ts";
 
 dbTest("a send the database refuses does not hold back the others accepted with it", async () => {
   const f = await sendingFixture();
@@ -52,23 +53,13 @@ dbTest(
     const worker = startWorker(f.deps).context;
     const job: SendStoredJob = { type: "send-stored", id: crypto.randomUUID(), trigger_id: body.trigger_id };
     job.due_at = at.getTime();
-    const kv = f.deps.kv;
-    const enqueue = kv.enqueue;
     const again: { job: SendStoredJob; delay?: number }[] = [];
-    kv.enqueue = (value, options) => {
+    const seeing = seeingEnqueues(f.deps, (value, options) => {
       if ((value as SendStoredJob).trigger_id === body.trigger_id) {
-        again.push({
-          job: value as SendStoredJob,
-          ...options,
-        });
+        again.push({ job: value as SendStoredJob, delay: options.delayMs });
       }
-      return enqueue.call(kv, value, options);
-    };
-    try {
-      await handleSendStored(worker, job);
-    } finally {
-      kv.enqueue = enqueue;
-    }
+    });
+    await handleSendStored({ ...worker, deps: seeing }, job);
     assert.equal(again.length, 1);
     assert.equal(again[0].job.due_at, at.getTime());
     assert.notEqual(again[0].job.id, job.id);

@@ -1,10 +1,13 @@
 /** Fixtures of the delivery tests: an SMS send as dispatch leaves it, and Twilio on loopback. */
 import type { Deps } from "../shared/deps.ts";
+import { kvHotState } from "../shared/engine/kv/hot_state.ts";
+import { KvQueue } from "../shared/engine/kv/queue.ts";
+import type { EnqueueOptions } from "../shared/engine/queue.ts";
+import { KvCommitter } from "../shared/kv.ts";
 import { toMicros } from "../shared/money.ts";
 import { startFakeTwilio, type TwilioErrorBody } from "../shared/providers/fake_servers.ts";
 import { createTwilioProvider } from "../shared/providers/twilio.ts";
 import type { Provider } from "../shared/providers/types.ts";
-import { sendKeys } from "../shared/sending/keys.ts";
 import { insertTriggers } from "../shared/sending/records.ts";
 import { testSendSpec } from "../shared/sending/testing.ts";
 import { newTriggerRecord } from "../shared/sending/trigger_record.ts";
@@ -15,6 +18,40 @@ import { createContact } from "../shared/contacts/queries.ts";
 import { invalidateEndpointCache } from "../shared/webhook_events.ts";
 import type { DispatchState } from "./complete.ts";
 import type { DeliverBatchJob } from "./jobs.ts";
+
+/**
+ * Deps on a KV database of the test's own (its queue read by the test): the engine's ports are
+ * built on it too, so that what a job writes and enqueues lands there.
+ */
+export function depsOnKv(deps: Deps, kv: Deno.Kv): Deps {
+  const committer = new KvCommitter(kv);
+  const hot = kvHotState(kv, committer);
+  return {
+    ...deps,
+    kv,
+    committer,
+    sendState: hot.sendState,
+    atomically: hot.atomically,
+    queue: new KvQueue(kv, committer),
+  };
+}
+
+/** Deps whose queue also hands each job enqueued, with its options, to `seen` (then enqueues it). */
+export function seeingEnqueues(deps: Deps, seen: (job: unknown, options: EnqueueOptions) => void): Deps {
+  const queue = deps.queue;
+  return {
+    ...deps,
+    queue: {
+      ...queue,
+      enqueue(job, options = {}, unit) {
+        seen(job, options);
+        return queue.enqueue(job, options, unit);
+      },
+      listen: (handler) => queue.listen(handler),
+      stop: () => queue.stop(),
+    },
+  };
+}
 
 /** Deps whose every channel goes to `provider`. */
 export function withProvider(deps: Deps, provider: Provider): Deps {
@@ -44,10 +81,10 @@ export async function smsFanOut(deps: Deps, contacts: number) {
   );
   await insertTriggers(deps.sql, [spec], "processing", Date.now());
   const state: DispatchState = { team_id: team.id, filter: { tags_all: ["vip"] }, after: null, batches: 1, done: true };
-  await deps.kv.atomic()
-    .set(sendKeys.trigger(spec.trigger_id), newTriggerRecord(spec))
-    .set(sendKeys.dispatch(spec.executions[0].id), state)
-    .commit();
+  await deps.atomically(async (unit) => {
+    await deps.sendState.putTrigger(newTriggerRecord(spec), unit);
+    await deps.sendState.putDispatch(spec.executions[0].id, state, null, unit);
+  });
   const job: DeliverBatchJob = {
     type: "deliver-batch",
     id: crypto.randomUUID(),

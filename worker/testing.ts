@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { createService } from "../main.ts";
 import { createContact, type NewContact } from "../shared/contacts/queries.ts";
+import type { Config } from "../shared/config.ts";
 import type { Deps, Team } from "../shared/deps.ts";
 import { upsertIdentity } from "../shared/identities.ts";
 import { toMicros, toUsd } from "../shared/money.ts";
@@ -58,8 +59,11 @@ export interface TriggerBody {
 }
 
 /** A fresh team (plan `plan`) on the shared test runtime, with the worker started. */
-export async function sendingFixture(plan: Team["plan"] = "pro"): Promise<SendingFixture> {
-  const deps = await testDeps();
+export async function sendingFixture(
+  plan: Team["plan"] = "pro",
+  config: Partial<Config> = {},
+): Promise<SendingFixture> {
+  const deps = await testDeps(config);
   startWorker(deps);
   const app = createService(deps);
   const { team, keys } = await testTeam(deps, plan);

@@ -2,18 +2,14 @@ import { NotFoundError } from "../../shared/errors.ts";
 import type { Deps } from "../../shared/deps.ts";
 import type { Db } from "../../shared/db.ts";
 import type { Channel } from "../../shared/providers/types.ts";
-import { sendKeys } from "../../shared/sending/keys.ts";
+import type { TriggerState } from "../../shared/engine/send_state.ts";
 import {
   addCounts,
   type Counts,
   countStatuses,
   finalStatus,
-  findPendingRecord,
-  findPendingRecordOfExecution,
-  liveCounts,
   type MessageStatus,
   type SendStatus,
-  type TriggerRecord,
   zeroCounts,
 } from "../../shared/sending/trigger_record.ts";
 import { toUsd } from "../../shared/money.ts";
@@ -112,24 +108,21 @@ export function jobsEndpoint(channel: Channel, executionId: string): string {
 }
 
 /**
- * A team's trigger: from its live KV record while it has one (a fan-out: running counts from the
- * KV counters), else from Postgres, else from the pending page it was filed in when accepted (the
- * worker has not taken it up yet). Undefined when the team has no such trigger.
+ * A team's trigger: from the engine's state of the send while it runs (deps.sendState: a fan-out
+ * with its running counts), else from Postgres, else from the record written when it was accepted
+ * (the worker has not taken it up yet). Undefined when the team has no such trigger.
  */
 export async function findTrigger(deps: Deps, teamId: string, given: string): Promise<TriggerView | undefined> {
   if (!UUID.test(given)) return undefined;
-  // KV keys are exact where Postgres compares UUIDs without regard to case.
+  // Hot-state keys are exact where Postgres compares UUIDs without regard to case.
   const id = given.toLowerCase();
-  const entry = await deps.kv.get<TriggerRecord>(sendKeys.trigger(id));
-  if (entry.value) return entry.value.team_id === teamId ? await fromRecord(deps, entry.value) : undefined;
+  const state = await deps.sendState.trigger(id);
+  if (state && !state.pending) return state.record.team_id === teamId ? fromState(state) : undefined;
   const [row]: [TriggerRow?] = await deps.sql`
     select id, team_id, flow_type, trigger_type, status, total_contacts, sent, failed, filtered, created_at,
       started_at, completed_at, scheduled_for, note
     from triggers where id = ${id}`;
-  if (!row) {
-    const pending = await findPendingRecord(deps.kv, id);
-    return pending?.team_id === teamId ? await fromRecord(deps, pending) : undefined;
-  }
+  if (!row) return state?.record.team_id === teamId ? fromState(state) : undefined;
   if (row.team_id !== teamId) return undefined;
   const executions = await withLiveCounts(deps, await executionsOf(deps.sql, [id]));
   const summary = isFinal(row.status)
@@ -152,30 +145,23 @@ export async function findTrigger(deps: Deps, teamId: string, given: string): Pr
     details_endpoint: detailsEndpoint(row.id, row.flow_type),
     executions,
   };
-  return isFinal(view.status) ? view : await withUndelivered(deps, view);
+  return isFinal(view.status) ? view : withUndelivered(view, await deps.sendState.givenUp(view.id));
 }
 
 /**
  * A job of the trigger the queue gave up on: it cannot complete, so it shows as failed, and so do
  * its executions that had not finished.
  */
-async function withUndelivered(deps: Deps, view: TriggerView): Promise<TriggerView> {
-  if (!await givenUp(deps, view.id)) return view;
+function withUndelivered(view: TriggerView, givenUp: boolean): TriggerView {
+  if (!givenUp) return view;
   return { ...view, status: "failed", executions: view.executions.map(failedUnlessFinal) };
-}
-
-/** True when the queue gave up on a job of the trigger (its undelivered key). */
-async function givenUp(deps: Deps, triggerId: string): Promise<boolean> {
-  for await (const _ of deps.kv.list({ prefix: sendKeys.undeliveredOf(triggerId) }, { limit: 1 })) return true;
-  return false;
 }
 
 function failedUnlessFinal(e: ExecutionView): ExecutionView {
   return isFinal(e.status) ? e : { ...e, status: "failed" };
 }
 
-async function fromRecord(deps: Deps, record: TriggerRecord): Promise<TriggerView> {
-  const live = isFinal(record.status) ? new Map() : await liveCounts(deps.kv, record.id);
+function fromState({ record, counts: live, givenUp }: TriggerState): TriggerView {
   const executions: ExecutionView[] = record.executions.map((e) =>
     withCounts({
       id: e.id,
@@ -199,7 +185,7 @@ async function fromRecord(deps: Deps, record: TriggerRecord): Promise<TriggerVie
     details_endpoint: detailsEndpoint(record.id, record.flow_type),
     executions,
   };
-  return isFinal(view.status) ? view : await withUndelivered(deps, view);
+  return isFinal(view.status) ? view : withUndelivered(view, givenUp);
 }
 
 async function executionsOf(db: Db, triggerIds: string[]): Promise<ExecutionView[]> {
@@ -225,13 +211,13 @@ function viewOf(r: ExecutionRow): ExecutionView {
   };
 }
 
-/** Running executions get their counts from the KV counters. */
+/** Running executions get their counts from the engine's running counts. */
 async function withLiveCounts(deps: Deps, views: ExecutionView[]): Promise<ExecutionView[]> {
   const running = [...new Set(views.filter((v) => !isFinal(v.status)).map((v) => v.trigger_id))];
   if (running.length === 0) return views;
   const live = new Map<string, Counts>();
   for (const triggerId of running) {
-    for (const [id, c] of await liveCounts(deps.kv, triggerId)) live.set(id, c);
+    for (const [id, c] of await deps.sendState.counts(triggerId)) live.set(id, c);
   }
   return views.map((v) => (isFinal(v.status) || !live.has(v.id) ? v : withCounts(v, live.get(v.id)!)));
 }
@@ -254,7 +240,7 @@ export async function findExecution(
     from executions where id = ${id} and team_id = ${teamId}`;
   if (byId && (!channel || byId.channel === channel)) {
     const [view] = await withLiveCounts(deps, [viewOf(byId)]);
-    return isFinal(view.status) || !await givenUp(deps, view.trigger_id) ? view : failedUnlessFinal(view);
+    return isFinal(view.status) || !await deps.sendState.givenUp(view.trigger_id) ? view : failedUnlessFinal(view);
   }
   const trigger = await findTrigger(deps, teamId, id);
   if (!trigger) {
@@ -266,9 +252,8 @@ export async function findExecution(
 }
 
 /**
- * An execution whose trigger is not in Postgres: an OTP sandbox send's (its trigger lives only in KV)
- * or a send the worker has not recorded yet (found through the pending page of its trigger). Shown as
- * its trigger shows it now.
+ * An execution whose trigger is not in Postgres: an OTP sandbox send's (its trigger lives only in the
+ * engine's hot state) or a send the worker has not recorded yet. Shown as its trigger shows it now.
  */
 async function unrecordedExecution(
   deps: Deps,
@@ -276,9 +261,8 @@ async function unrecordedExecution(
   id: string,
   channel?: Channel,
 ): Promise<ExecutionView | undefined> {
-  const triggerId = (await deps.kv.get<string>(sendKeys.executionTrigger(id))).value ??
-    (await findPendingRecordOfExecution(deps.kv, id))?.id;
-  if (triggerId === undefined) return undefined;
+  const triggerId = await deps.sendState.triggerOfExecution(id);
+  if (triggerId === null) return undefined;
   const execution = (await findTrigger(deps, teamId, triggerId))?.executions.find((e) => e.id === id);
   return execution && (!channel || execution.channel === channel) ? execution : undefined;
 }

@@ -4,8 +4,6 @@ import type { Deps } from "../../shared/deps.ts";
 import { NotFoundError } from "../../shared/errors.ts";
 import { newRouter } from "../../shared/http/app.ts";
 import { RecordId } from "../../shared/http/schemas.ts";
-import { sendKeys } from "../../shared/sending/keys.ts";
-import { findPendingRecord, type TriggerRecord } from "../../shared/sending/trigger_record.ts";
 import { findTrigger, notOfKind } from "../triggers/tracking.ts";
 import type { WorkflowStart } from "../../shared/workflows/start.ts";
 import { iso } from "./queries.ts";
@@ -55,8 +53,7 @@ async function workflowsOf(deps: Deps, teamId: string, triggerId: string) {
     select w.id, w.name from workflow_runs r join workflows w on w.id = r.workflow_id
     where r.trigger_id = ${triggerId} order by r.created_at, w.id`;
   if (rows.length > 0) return rows;
-  const stored = await deps.kv.get<TriggerRecord>(sendKeys.trigger(triggerId));
-  const id = (stored.value ?? await findPendingRecord(deps.kv, triggerId))?.workflow_id;
+  const id = (await deps.sendState.trigger(triggerId))?.record.workflow_id;
   if (!id) return [];
   return await db<{ id: string; name: string }[]>`
     select id, name from workflows where team_id = ${teamId} and id = ${id}`;

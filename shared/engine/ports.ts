@@ -1,3 +1,5 @@
+import type { SendState } from "./send_state.ts";
+
 /**
  * The hot-state ports: what the roles need from the engine that holds short-lived shared state
  * (Deno KV, or Postgres for replicas). Each has one contract suite run against both adapters
@@ -142,7 +144,9 @@ export type RecordKind =
   /** A dashboard sign-in subject locked after failures (scope: "account" or "ip"). */
   | "dashboard_sign_in_locks"
   /** Marks of webhook attempts enqueued (a retry, or an attempt put off): a job run twice enqueues each once. */
-  | "webhook_enqueued";
+  | "webhook_enqueued"
+  | "send_dispatch"
+  | "send_push_pace";
 
 /** Every hot-state port of one engine, and how to release them. */
 export interface HotState {
@@ -151,6 +155,8 @@ export interface HotState {
   otpSessions: ExpiringRecords;
   /** The records of one kind. */
   records(kind: RecordKind): ExpiringRecords;
+  /** The state of each send while it runs (see send_state.ts). */
+  sendState: SendState;
   /**
    * Runs `work`; what it writes through the unit (records, jobs) commits together once it returns, or
    * nothing does. Answers false, with nothing written, when a compare-and-set in it lost a race: the

@@ -11,12 +11,8 @@ export interface EnqueueOptions {
    * running or kept after it ran) makes no second job.
    */
   dedupKey?: string;
-  /**
-   * Deno KV only: keys the queue sets when it gives up on the job (its last retry failed), so that
-   * its trigger can be shown failed rather than pending for good. pg-boss keeps such a job as a
-   * `failed` row instead, and ignores these.
-   */
-  undeliveredKeys?: Deno.KvKey[];
+  /** The trigger the job works for: once the queue gives up on the job, the trigger shows failed (SendState.givenUp). */
+  forTrigger?: string;
 }
 
 /** Runs one job; throwing makes the queue run it again later, with back-off. */

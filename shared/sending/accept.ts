@@ -37,7 +37,7 @@ const services = new WeakMap<Deps, SendingService>();
 export function sendingService(deps: Deps): SendingService {
   let service = services.get(deps);
   if (!service) {
-    const acceptor = sendAcceptor(deps.committer, deps.sql, burstDeferral(deps.config));
+    const acceptor = sendAcceptor(deps, burstDeferral(deps.config));
     service = { deps, lookups: new SendLookups(deps.sql, deps.now), contacts: new ContactFinder(deps.sql), acceptor };
     services.set(deps, service);
   }

@@ -1,14 +1,16 @@
 import { Batcher } from "../batcher.ts";
-import type { Db } from "../db.ts";
+import type { Deps } from "../deps.ts";
 import type { KvCommitter } from "../kv.ts";
-import { JOB_BACKOFF_MS, type SendGroupJob, type SendStoredJob, storedJobOptions } from "./jobs.ts";
-import { pendingSlot, sendKeys } from "./keys.ts";
+import { JOB_BACKOFF_MS, queueDelay, type SendGroupJob, type SendStoredJob } from "./jobs.ts";
+import { sendKeys } from "./keys.ts";
+import { pendingPages, writePages } from "../engine/kv/send_state.ts";
 import { type BurstDeferral, inBurst } from "./pressure.ts";
-import { SPOOL_GRACE_MS, SPOOL_SLOT_MS, type SpoolDrainJob, spooled, spoolKeys, spoolSlot } from "./spool.ts";
+import { SPOOL_GRACE_MS, SPOOL_SLOT_MS, type SpoolDrainJob, spooled, spoolJob, spoolKeys, spoolSlot } from "./spool.ts";
+import type { SendState } from "../engine/send_state.ts";
+import type { JobQueue } from "../engine/queue.ts";
 import { insertTriggers } from "./records.ts";
 import type { SendSpec } from "./spec.ts";
 import { type PendingEntry, pendingEntryOf } from "./trigger_record.ts";
-import { uuidV7Time } from "./ids.ts";
 
 /** What the Acceptor reads of an item (a send, a workflow start): its trigger and when it is due. */
 export interface AcceptItem {
@@ -16,6 +18,12 @@ export interface AcceptItem {
   /** Milliseconds since the epoch. */
   created_at: number;
   scheduled_for: number | null;
+}
+
+/** The engine ports an Acceptor writes through: the state of the sends it accepts, and the queue of their jobs. */
+export interface AcceptEngine {
+  sendState: SendState;
+  queue: JobQueue<{ type: string }>;
 }
 
 /** What differs between the kinds of items an Acceptor takes. */
@@ -44,8 +52,6 @@ const MESSAGE_BYTES = 56 * 1024;
  */
 const GROUP_BYTES = 240 * 1024;
 const GROUP_ITEMS = 400;
-/** How long a pending page is kept: the worker records each trigger (Postgres, or its own key) long before. */
-const PENDING_TTL_MS = 24 * 3_600_000;
 
 const NON_ASCII = /[^ -~\t\n\r]/;
 /** Strings up to this long are counted at two bytes a character without looking at them. */
@@ -92,13 +98,19 @@ function newJobId(): string {
  */
 export class Acceptor<T extends AcceptItem> {
   #committer: KvCommitter;
+  #engine: AcceptEngine | undefined;
   #flow: AcceptFlow<T>;
   #groups: Batcher<Waiting<T>>;
   /** Spool slots whose drain job this acceptor has committed. */
   #drained = new Set<number>();
 
-  constructor(committer: KvCommitter, flow: AcceptFlow<T>) {
+  /**
+   * With `engine`, a group is written through the engine's ports (either engine); without, straight
+   * to Deno KV through `committer` (the workflow starts' acceptor, until it passes its engine too).
+   */
+  constructor(committer: KvCommitter, flow: AcceptFlow<T>, engine?: AcceptEngine) {
     this.#committer = committer;
+    this.#engine = engine;
     this.#flow = flow;
     // One commit a group (all or nothing): a failed group is tried again item by item.
     this.#groups = new Batcher((group) => this.#commit(group), {
@@ -118,7 +130,7 @@ export class Acceptor<T extends AcceptItem> {
 
   async #commit(group: Waiting<T>[]): Promise<void> {
     const messages = chunk(group.map((w) => ({ value: w.item, bytes: w.bytes })));
-    const pages = pendingPages(group);
+    const pages = pendingPages(group.map((w) => w.pending));
     const bytes = group.reduce((n, w) => n + w.bytes + 400, 0);
     const now = Date.now();
     // In a burst the jobs go to the spool, and the first commit of each spool slot enqueues its drain.
@@ -126,21 +138,38 @@ export class Acceptor<T extends AcceptItem> {
     const drain: SpoolDrainJob | undefined = slot !== undefined && !this.#drained.has(slot)
       ? { type: "spool-drain", id: newJobId(), slot }
       : undefined;
+    const weight = pages.length + messages.length + 1 + Math.ceil(bytes / 1024);
+    if (this.#engine) {
+      const { sendState, queue } = this.#engine;
+      await sendState.acceptAtomically(async (unit) => {
+        await sendState.recordAccepted(group.map((w) => w.pending), unit);
+        for (const items of messages) {
+          const job = this.#flow.groupJob(newJobId(), items);
+          if (slot !== undefined) spoolJob(unit, slot, job, items[0].trigger_id);
+          else await queue.enqueue(job, { forTrigger: items[0].trigger_id }, unit);
+        }
+        if (drain) await queue.enqueue(drain, { delayMs: drainDelay(drain, now) }, unit);
+      }, weight);
+      this.#spooled(slot, messages.length, drain);
+      return;
+    }
     await this.#committer.commit((op) => {
-      for (const page of pages) op.set(page.key, page.entries, { expireIn: PENDING_TTL_MS });
+      writePages(op, pages);
       for (const items of messages) {
         const job = this.#flow.groupJob(newJobId(), items);
         const undelivered = sendKeys.undelivered(items[0].trigger_id, job.id);
         if (slot !== undefined) op.set(spoolKeys.page(slot, job.id), { job, undelivered });
         else op.enqueue(job, { backoffSchedule: JOB_BACKOFF_MS, keysIfUndelivered: [undelivered] });
       }
-      if (drain) {
-        const due = (drain.slot + 1) * SPOOL_SLOT_MS + SPOOL_GRACE_MS;
-        op.enqueue(drain, { delay: Math.max(0, due - now), backoffSchedule: JOB_BACKOFF_MS });
-      }
-    }, pages.length + messages.length + 1 + Math.ceil(bytes / 1024));
+      if (drain) op.enqueue(drain, { delay: drainDelay(drain, now), backoffSchedule: JOB_BACKOFF_MS });
+    }, weight);
+    this.#spooled(slot, messages.length, drain);
+  }
+
+  /** Counts the jobs a commit spooled, and remembers the slot whose drain it enqueued. */
+  #spooled(slot: number | undefined, jobs: number, drain: SpoolDrainJob | undefined): void {
     if (slot === undefined) return;
-    spooled.add(messages.length);
+    spooled.add(jobs);
     if (drain) this.#noteDrained(slot);
   }
 
@@ -151,6 +180,11 @@ export class Acceptor<T extends AcceptItem> {
       for (const s of this.#drained) if (s < slot - 60) this.#drained.delete(s);
     }
   }
+}
+
+/** How long the drain job of a spool slot waits: until the slot's commits have landed. */
+function drainDelay(drain: SpoolDrainJob, now: number): number {
+  return Math.max(0, (drain.slot + 1) * SPOOL_SLOT_MS + SPOOL_GRACE_MS - now);
 }
 
 /** Splits values into lists of at most MESSAGE_BYTES each. */
@@ -171,40 +205,21 @@ function chunk<V>(items: { value: V; bytes: number }[]): V[][] {
   return out;
 }
 
-/** The group's pending records, one page (a KV value under 64 KiB) per time slot of their ids. */
-function pendingPages<T extends AcceptItem>(group: Waiting<T>[]): { key: Deno.KvKey; entries: PendingEntry[] }[] {
-  const slots = new Map<number, Waiting<T>[]>();
-  for (const w of group) {
-    const slot = pendingSlot(uuidV7Time(w.item.trigger_id) ?? w.item.created_at);
-    slots.set(slot, [...slots.get(slot) ?? [], w]);
-  }
-  const pages: { key: Deno.KvKey; entries: PendingEntry[] }[] = [];
-  for (const [slot, members] of slots) {
-    for (const entries of chunk(members.map((w) => ({ value: w.pending, bytes: 600 })))) {
-      pages.push({ key: sendKeys.pendingPage(slot, entries[0].id), entries });
-    }
-  }
-  return pages;
-}
-
 /**
  * The acceptor of sends: `send-group` jobs; a scheduled or oversized send is recorded in Postgres
- * and enqueued as a `send-stored` job.
+ * and enqueued as a `send-stored` job. Everything goes through the engine's ports in `deps`.
  */
-export function sendAcceptor(
-  committer: KvCommitter,
-  db: Db,
-  deferral?: BurstDeferral,
-): Acceptor<SendSpec> {
-  return new Acceptor<SendSpec>(committer, {
+export function sendAcceptor(deps: Deps, deferral?: BurstDeferral): Acceptor<SendSpec> {
+  const { sql, queue } = deps;
+  return new Acceptor<SendSpec>(deps.committer, {
     pending: pendingEntryOf,
     groupJob: (id, sends): SendGroupJob => ({ type: "send-group", id, sends, attempt: 0 }),
     async acceptStored(spec, now) {
-      await insertTriggers(db, [spec], "pending", now);
+      await insertTriggers(sql, [spec], "pending", now);
       const job: SendStoredJob = { type: "send-stored", id: newJobId(), trigger_id: spec.trigger_id };
       if (spec.scheduled_for !== null) job.due_at = spec.scheduled_for;
-      await committer.commit((op) => op.enqueue(job, storedJobOptions(job, now)), 1);
+      await queue.enqueue(job, { delayMs: queueDelay(job.due_at ?? now, now), forTrigger: spec.trigger_id });
     },
     deferral,
-  });
+  }, { sendState: deps.sendState, queue });
 }

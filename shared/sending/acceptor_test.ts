@@ -8,7 +8,10 @@ import { testSendSpec } from "./testing.ts";
 import type { SendGroupJob } from "./jobs.ts";
 import { AcceptPressure } from "./pressure.ts";
 import { drainSpool, type SpoolDrainJob, spooled, spoolKeys, type SpoolPage, spoolSlot } from "./spool.ts";
-import { findPendingRecord, newTriggerRecord, pendingEntryOf } from "./trigger_record.ts";
+import { newTriggerRecord, pendingEntryOf } from "./trigger_record.ts";
+import { findPending, KvSendState } from "../engine/kv/send_state.ts";
+import { KvQueue } from "../engine/kv/queue.ts";
+import type { Deps } from "../deps.ts";
 import { uuidV7Time } from "./ids.ts";
 import { pendingSlot, sendKeys } from "./keys.ts";
 
@@ -28,8 +31,11 @@ Deno.test("sizeOf() is never under the V8 serialisation of a value (what a KV va
   for (const value of values) assert.ok(sizeOf(value) >= serialize(value).length, JSON.stringify(value).slice(0, 80));
 });
 
-/** A KV of its own whose queue messages are collected, and a committer counting its commits. */
-async function harness() {
+/**
+ * A KV of its own whose queue messages are collected, a committer counting its commits, and `deps`
+ * whose engine ports are on that KV and committer.
+ */
+async function harness(shared: Deps) {
   const kv = await Deno.openKv(":memory:");
   const messages: { type: string; id: string; sends?: SendSpec[]; trigger_id?: string }[] = [];
   kv.listenQueue((m) => {
@@ -43,7 +49,9 @@ async function harness() {
       return committer.commit(build, weight);
     },
   } as unknown as KvCommitter;
-  return { kv, messages, committer: counting, commits: () => commits };
+  const engine = { sendState: new KvSendState(kv, counting), queue: new KvQueue<{ type: string }>(kv, counting) };
+  const deps: Deps = { ...shared, kv, committer: counting, ...engine };
+  return { kv, messages, committer: counting, engine, deps, commits: () => commits };
 }
 
 async function until(check: () => boolean) {
@@ -53,13 +61,13 @@ async function until(check: () => boolean) {
 dbTest("Acceptor commits the sends of concurrent callers together, pending records in a few pages", async () => {
   const deps = await testDeps();
   const { team } = await testTeam(deps);
-  const h = await harness();
-  const acceptor = sendAcceptor(h.committer, deps.sql);
+  const h = await harness(deps);
+  const acceptor = sendAcceptor(h.deps);
   const specs = Array.from({ length: 300 }, () => spec(team.id));
   await Promise.all(specs.map((s) => acceptor.accept(s, Date.now())));
   assert.ok(h.commits() <= 3, `commits: ${h.commits()}`);
   for (const s of specs) {
-    const record = await findPendingRecord(h.kv, s.trigger_id);
+    const record = await findPending(h.kv, s.trigger_id);
     assert.equal(record?.status, "pending");
     assert.equal(record?.team_id, team.id);
   }
@@ -80,9 +88,9 @@ dbTest(
   async () => {
     const deps = await testDeps();
     const { team } = await testTeam(deps);
-    const h = await harness();
+    const h = await harness(deps);
     const s = spec(team.id);
-    await sendAcceptor(h.committer, deps.sql).accept(s, Date.now());
+    await sendAcceptor(h.deps).accept(s, Date.now());
     const [page] = await Array.fromAsync(h.kv.list<Record<string, unknown>[]>({ prefix: ["send_pending"] }));
     assert.deepEqual(Object.keys(page.value[0]).sort(), [
       "created_at",
@@ -95,14 +103,14 @@ dbTest(
       "team_id",
       "trigger_type",
     ]);
-    const record = await findPendingRecord(h.kv, s.trigger_id);
+    const record = await findPending(h.kv, s.trigger_id);
     assert.deepEqual(record, newTriggerRecord(s));
     // A whole record in a page (the form before entries) is found and read as it is.
     const old = spec(team.id);
     // Filed by the id's own time, as the acceptor files it (a 10 ms slot may end between the two).
     const slot = pendingSlot(uuidV7Time(old.trigger_id)!);
     await h.kv.set(sendKeys.pendingPage(slot, old.trigger_id), [newTriggerRecord(old)]);
-    assert.deepEqual(await findPendingRecord(h.kv, old.trigger_id), newTriggerRecord(old));
+    assert.deepEqual(await findPending(h.kv, old.trigger_id), newTriggerRecord(old));
     h.kv.close();
   },
 );
@@ -110,8 +118,8 @@ dbTest(
 dbTest("Acceptor records a scheduled or oversized send in Postgres and enqueues it by id", async () => {
   const deps = await testDeps();
   const { team } = await testTeam(deps);
-  const h = await harness();
-  const acceptor = sendAcceptor(h.committer, deps.sql);
+  const h = await harness(deps);
+  const acceptor = sendAcceptor(h.deps);
   const big = spec(team.id, { variables: { blob: "y".repeat(70_000) } });
   await acceptor.accept(big, Date.now());
   const scheduled = spec(team.id, { scheduled_for: Date.now() + 3_600_000 });
@@ -131,14 +139,14 @@ dbTest(
   async () => {
     const deps = await testDeps();
     const { team } = await testTeam(deps);
-    const h = await harness();
+    const h = await harness(deps);
     const pressure = new AcceptPressure();
     const acceptor = new Acceptor<SendSpec>(h.committer, {
       pending: pendingEntryOf,
       groupJob: (id, sends) => ({ type: "send-group", id, sends, attempt: 0 }),
       acceptStored: () => Promise.reject(new Error("not stored")),
       deferral: { pressure, busyRate: 10, maxDelayMs: 60_000 },
-    });
+    }, h.engine);
     const quiet = spec(team.id);
     await acceptor.accept(quiet, Date.now());
     await until(() => h.messages.length === 1);
@@ -160,7 +168,7 @@ dbTest(
     const spooledSends = pages.flatMap((p) => (p.value.job as SendGroupJob).sends.map((s) => s.trigger_id));
     for (const s of burst) assert.ok(spooledSends.includes(s.trigger_id), "every send of the burst is spooled");
     assert.ok(spooled.pages > pagesBefore, "counted in the gauge");
-    for (const s of burst) assert.equal((await findPendingRecord(h.kv, s.trigger_id))?.status, "pending");
+    for (const s of burst) assert.equal((await findPending(h.kv, s.trigger_id))?.status, "pending");
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(h.messages.filter((m) => m.type === "send-group").length, 1, "no group job in the queue yet");
 

@@ -1,6 +1,9 @@
 import { z } from "zod";
 import { log } from "../log.ts";
 import { JOB_BACKOFF_MS } from "./jobs.ts";
+import { sendKeys } from "./keys.ts";
+import type { UnitOfWork } from "../engine/ports.ts";
+import { kvUnitOf } from "../engine/kv/unit.ts";
 
 /**
  * The burst spool. While this process accepts a burst (SEND_DEFER_RATE), the group jobs of each
@@ -38,6 +41,12 @@ export const spoolKeys = {
   slot: (slot: number) => ["spool", slot] as const,
   all: () => ["spool"] as const,
 };
+
+/** Writes group job `job` of trigger `triggerId` to the spool page of `slot`, in a unit of work on Deno KV. */
+export function spoolJob(unit: UnitOfWork, slot: number, job: SpoolPage["job"], triggerId: string): void {
+  const page: SpoolPage = { job, undelivered: sendKeys.undelivered(triggerId, job.id) };
+  kvUnitOf(unit).add([], (op) => op.set(spoolKeys.page(slot, job.id), page));
+}
 
 /** The slot of a time (ms since the epoch). */
 export function spoolSlot(ms: number): number {

@@ -1,6 +1,4 @@
 import type { Channel } from "../providers/types.ts";
-import { uuidV7Time } from "./ids.ts";
-import { COUNTER_FIELDS, type CounterField, pendingSlot, sendKeys } from "./keys.ts";
 import type { SendSpec } from "./spec.ts";
 
 /** A trigger's or an execution's status (lowercase, as the interface shows it). */
@@ -14,7 +12,7 @@ export interface Counts {
   filtered: number;
 }
 
-/** One channel of a trigger in its KV record; `counts` is set once the execution is final. */
+/** One channel of a trigger in its live record; `counts` is set once the execution is final. */
 export interface ExecutionRecord {
   id: string;
   channel: Channel;
@@ -23,7 +21,7 @@ export interface ExecutionRecord {
   completed_at: number | null;
 }
 
-/** The live record of a trigger kept in KV from the moment it is accepted (times in ms since the epoch). */
+/** The live record of a trigger, kept in the engine's send state (SendState) from its accept on (times in ms since the epoch). */
 export interface TriggerRecord {
   id: string;
   team_id: string;
@@ -42,7 +40,7 @@ export interface TriggerRecord {
   workflow_id?: string;
 }
 
-/** How long a finished trigger's KV record stays (Postgres keeps it for good). */
+/** How long a finished trigger's live record stays (Postgres keeps it for good). */
 export const FINISHED_RECORD_TTL_MS = 24 * 3_600_000;
 
 /** No counts yet. */
@@ -148,67 +146,4 @@ export function finishExecutions(
     started_at: record.started_at ?? now,
     completed_at: record.completed_at ?? now,
   };
-}
-
-/**
- * Changes a trigger's KV record with `change` (check-and-set, retried on a concurrent change).
- * `change` answers undefined to leave it alone. Answers the record as stored afterwards.
- */
-export async function updateTriggerRecord(
-  kv: Deno.Kv,
-  triggerId: string,
-  change: (record: TriggerRecord) => TriggerRecord | undefined,
-): Promise<TriggerRecord | undefined> {
-  for (let attempt = 0; attempt < 20; attempt++) {
-    const entry = await kv.get<TriggerRecord>(sendKeys.trigger(triggerId));
-    if (!entry.value) return undefined;
-    const next = change(entry.value);
-    if (!next) return entry.value;
-    const final = next.status === "completed" || next.status === "failed";
-    const res = await kv.atomic()
-      .check(entry)
-      .set(entry.key, next, final ? { expireIn: FINISHED_RECORD_TTL_MS } : undefined)
-      .commit();
-    if (res.ok) return next;
-  }
-  throw new Error(`Cannot update trigger ${triggerId}: too many concurrent changes`);
-}
-
-/** The running counts of a trigger's executions, from the KV counters. */
-export async function liveCounts(kv: Deno.Kv, triggerId: string): Promise<Map<string, Counts & { batches: number }>> {
-  const out = new Map<string, Counts & { batches: number }>();
-  for await (const entry of kv.list<Deno.KvU64>({ prefix: sendKeys.counters(triggerId) })) {
-    const [, , executionId, field] = entry.key as [string, string, string, CounterField];
-    if (!COUNTER_FIELDS.includes(field)) continue;
-    let counts = out.get(executionId);
-    if (!counts) out.set(executionId, counts = { ...zeroCounts(), batches: 0 });
-    const value = Number(entry.value.value);
-    if (field === "total") counts.total_contacts = value;
-    else counts[field] = value;
-  }
-  return out;
-}
-
-/**
- * The pending record of a trigger just accepted, from the pages of its time slot (see the Acceptor).
- * `id` is the trigger's id, or with `holds` the id of one of its executions, made with the trigger's time.
- */
-export async function findPendingRecord(
-  kv: Deno.Kv,
-  id: string,
-  holds: (entry: PendingEntry) => boolean = (e) => e.id === id,
-): Promise<TriggerRecord | undefined> {
-  const at = uuidV7Time(id);
-  if (at === undefined) return undefined;
-  for await (const page of kv.list<PendingEntry[]>({ prefix: sendKeys.pendingSlot(pendingSlot(at)) })) {
-    // Only the entry found is made a whole record (a slot of a burst holds hundreds).
-    const found = page.value.find(holds);
-    if (found) return pendingRecordOf(found);
-  }
-  return undefined;
-}
-
-/** The pending record of the trigger whose execution `executionId` is (see findPendingRecord). */
-export function findPendingRecordOfExecution(kv: Deno.Kv, executionId: string): Promise<TriggerRecord | undefined> {
-  return findPendingRecord(kv, executionId, (r) => r.executions.some((e) => e.id === executionId));
 }

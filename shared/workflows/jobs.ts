@@ -34,6 +34,6 @@ export async function enqueueStoredStart(
   now: number,
   unitOfWork?: UnitOfWork,
 ): Promise<void> {
-  const { delay, keysIfUndelivered } = storedJobOptions(job, now);
-  await queue.enqueue(job, { delayMs: delay, undeliveredKeys: keysIfUndelivered }, unitOfWork);
+  const { delay } = storedJobOptions(job, now);
+  await queue.enqueue(job, { delayMs: delay, forTrigger: job.trigger_id }, unitOfWork);
 }

@@ -5,6 +5,7 @@ import { sendKeys } from "../../sending/keys.ts";
 import { CheckedCommitter } from "./checked_commit.ts";
 import { KvIdempotency } from "./idempotency.ts";
 import { KvRecords, type RecordKeys } from "./records.ts";
+import { KvSendState } from "./send_state.ts";
 import { kvAtomically } from "./unit.ts";
 import { WindowCounter } from "./window_counter.ts";
 
@@ -23,6 +24,7 @@ export function kvHotState(kv: Deno.Kv, committer: KvCommitter): HotState {
     idempotency: new KvIdempotency(kv, committer, checked),
     otpSessions: recordsOf("otp_sessions"),
     records: recordsOf,
+    sendState: new KvSendState(kv, committer),
     atomically: (work) => kvAtomically(checked, work),
     close: () => counters.close(),
   };
@@ -43,4 +45,6 @@ const RECORD_KEYS: Record<RecordKind, RecordKeys> = {
   },
   dashboard_sign_in_locks: { record: kvKeys.signInLock },
   webhook_enqueued: { record: (_scope, id) => kvKeys.webhookEnqueued(id) },
+  send_dispatch: { record: (_scope, id) => sendKeys.dispatch(id) },
+  send_push_pace: { record: (_scope, id) => sendKeys.pushPace(id) },
 };

@@ -1,6 +1,7 @@
 import type { KvCommitter } from "../../kv.ts";
 import { log } from "../../log.ts";
 import { JOB_BACKOFF_MS } from "../../sending/jobs.ts";
+import { sendKeys } from "../../sending/keys.ts";
 import type { EnqueueOptions, JobHandler, JobQueue, UnitOfWork } from "../queue.ts";
 import { InflightJournal } from "./inflight.ts";
 import { kvUnitOf } from "./unit.ts";
@@ -48,7 +49,10 @@ export class KvQueue<J = unknown> implements JobQueue<J> {
     const enqueueOptions = {
       delay: Math.max(0, options.delayMs ?? 0),
       backoffSchedule: JOB_BACKOFF_MS,
-      keysIfUndelivered: options.undeliveredKeys,
+      // What KvSendState.givenUp reads: KV writes it when its retries run out.
+      keysIfUndelivered: options.forTrigger === undefined
+        ? undefined
+        : [sendKeys.undelivered(options.forTrigger, (job as { id?: string }).id ?? crypto.randomUUID())],
     };
     if (options.dedupKey !== undefined) {
       // A unit whose dedup check failed would have to commit without its job, which KV cannot do.

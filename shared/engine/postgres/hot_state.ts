@@ -4,6 +4,7 @@ import type { HotState } from "../ports.ts";
 import { PostgresCounters } from "./counters.ts";
 import { PostgresIdempotency } from "./idempotency.ts";
 import { PostgresRecords } from "./records.ts";
+import { PostgresSendState } from "./send_state.ts";
 import { sweepExpired } from "./sweep.ts";
 import { postgresAtomically } from "./unit.ts";
 
@@ -23,6 +24,7 @@ export function postgresHotState(sql: Sql, options: { sweep?: boolean } = {}): H
     idempotency: new PostgresIdempotency(sql),
     otpSessions: new PostgresRecords(sql, "otp_sessions"),
     records: (kind) => new PostgresRecords(sql, kind),
+    sendState: new PostgresSendState(sql),
     atomically: (work) => postgresAtomically(sql, work),
     async close() {
       clearInterval(timer);

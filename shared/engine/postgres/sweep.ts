@@ -8,6 +8,9 @@ export async function sweepExpired(sql: Sql): Promise<number> {
     sql`delete from engine_sliding_windows where expires_at <= now()`,
     sql`delete from engine_idempotency where expires_at <= now()`,
     sql`delete from engine_records where expires_at <= now()`,
+    sql`delete from engine_send_counts where expires_at <= now()`,
+    sql`delete from engine_send_batches where expires_at <= now()`,
+    sql`delete from engine_send_given_up where expires_at <= now()`,
   ]);
   return deleted.reduce((sum, result) => sum + result.count, 0);
 }
