@@ -5,7 +5,7 @@ import { type Deps, hotStateDeps } from "./deps.ts";
 import { KvCommitter, openKv } from "./kv.ts";
 import { migrate } from "./migrate.ts";
 import { createProviders } from "./providers/registry.ts";
-import { assertEngineReady, openHotState, openQueue } from "./engine/select.ts";
+import { openHotState, openQueue } from "./engine/select.ts";
 
 /** The running service's dependencies and how to release them. */
 export interface Runtime {
@@ -27,14 +27,13 @@ interface RuntimeOptions {
 
 /** Opens the database (migrated) and KV, and builds the shared dependencies. */
 export async function startRuntime(config: Config, options: RuntimeOptions = {}): Promise<Runtime> {
-  assertEngineReady(config);
   const database = await connectDatabase(config, { schema: options.schema });
   await migrate(database.sql);
   const kv = await openKv(kvPath(config));
   const committer = new KvCommitter(kv);
   const parts = { kv, committer, sql: database.sql };
   const hot = openHotState(config, parts);
-  const queue = await openQueue(config, parts, { queueSchema: options.queueSchema });
+  const queue = await openQueue(config, parts, { queueSchema: options.queueSchema, sendState: hot.sendState });
   const deps: Deps = {
     config,
     sql: database.sql,

@@ -70,18 +70,18 @@ const PENDING_KEEP_MS = 7 * 86_400_000;
 const acceptors = new WeakMap<Deno.Kv, Acceptor<WorkflowStart>>();
 
 /**
- * The acceptor of workflow starts (API triggers and events) of a KV database, one per process and
- * database: the sending pipeline's group commit, carrying `workflow-starts` jobs.
+ * The acceptor of workflow starts (API triggers and events), one per process and KV database: the
+ * sending pipeline's group commit through the engine's ports, carrying `workflow-starts` jobs.
  */
 export function workflowAcceptor(deps: Deps): Acceptor<WorkflowStart> {
   let acceptor = acceptors.get(deps.kv);
   if (!acceptor) {
-    acceptor = new Acceptor<WorkflowStart>(deps.committer, {
+    acceptor = new Acceptor<WorkflowStart>({
       pending: pendingEntry,
       groupJob: (id, starts): WorkflowStartsJob => ({ type: "workflow-starts", id, starts }),
       acceptStored: (start) => acceptStored(deps, start),
       deferral: burstDeferral(deps.config),
-    });
+    }, { sendState: deps.sendState, queue: deps.queue });
     acceptors.set(deps.kv, acceptor);
   }
   return acceptor;

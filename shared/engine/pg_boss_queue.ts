@@ -29,9 +29,14 @@ export interface PgBossQueueOptions {
   superviseSeconds?: number;
   /** How many times a failed job is run again, with exponential back-off. */
   retryLimit?: number;
+  /**
+   * Called when the last retry of a job enqueued `forTrigger` failed, so that its trigger shows
+   * failed rather than processing for good (SendState.markGivenUp).
+   */
+  onGivenUp?: (triggerId: string, jobId: string) => Promise<void>;
 }
 
-const DEFAULTS: Required<PgBossQueueOptions> = {
+const DEFAULTS: Required<Omit<PgBossQueueOptions, "onGivenUp">> & Pick<PgBossQueueOptions, "onGivenUp"> = {
   schema: "pgboss",
   queue: "jobs",
   notify: true,
@@ -54,14 +59,14 @@ const EXPIRE_S = 3_600;
 /** The job queue on pg-boss, over the service's postgres.js pool. */
 export class PgBossQueue<J = unknown> implements JobQueue<J> {
   #boss: PgBoss;
-  #options: Required<PgBossQueueOptions>;
+  #options: typeof DEFAULTS;
   /**
    * Enqueues outside a unit of work share one INSERT: a commit that notifies takes a lock every
    * other notifying commit waits for, so one commit a job would cap the enqueue rate.
    */
   #inserts: Batcher<JobInsert>;
 
-  private constructor(boss: PgBoss, options: Required<PgBossQueueOptions>) {
+  private constructor(boss: PgBoss, options: typeof DEFAULTS) {
     this.#boss = boss;
     this.#options = options;
     this.#inserts = new Batcher(async (jobs) => {
@@ -99,7 +104,9 @@ export class PgBossQueue<J = unknown> implements JobQueue<J> {
   }
 
   async enqueue(job: J, options: EnqueueOptions = {}, unitOfWork?: UnitOfWork): Promise<void> {
-    const insert: JobInsert = { data: job as object };
+    // The trigger rides in the job's data (the job schemas strip what they do not name).
+    const data = options.forTrigger === undefined ? job : { ...job, [FOR_TRIGGER]: options.forTrigger };
+    const insert: JobInsert = { data: data as object };
     // In seconds, as an interval from the server's clock (pg-boss casts it; fractions are kept).
     if (options.delayMs && options.delayMs > 0) insert.startAfter = String(options.delayMs / 1000);
     // The job's id is its key: the insert skips a row whose id exists (ON CONFLICT DO NOTHING).
@@ -122,27 +129,40 @@ export class PgBossQueue<J = unknown> implements JobQueue<J> {
         burstWhenBatchFull: true,
         perJobResults: true,
       },
-      (jobs: BossJob<J>[]) => Promise.all(jobs.map((job) => runOne(job, handler))),
+      (jobs: BossJob<J>[]) => Promise.all(jobs.map((job) => this.#runOne(job, handler))),
     );
   }
 
   async stop(): Promise<void> {
     await this.#boss.stop({ graceful: true, timeout: STOP_TIMEOUT_MS });
   }
+
+  async #runOne(job: BossJob<J>, handler: JobHandler<J>): Promise<JobResult> {
+    try {
+      await handler(job.data);
+      return { id: job.id, status: "completed" };
+    } catch (err) {
+      const last = job.retryCount >= this.#options.retryLimit;
+      log("warn", last ? "job failed for the last time" : "job failed; it will run again", {
+        job_id: job.id,
+        error: String(err),
+      });
+      const triggerId = (job.data as Record<string, unknown>)[FOR_TRIGGER];
+      if (last && typeof triggerId === "string") {
+        await this.#options.onGivenUp?.(triggerId, job.id).catch((e) =>
+          log("error", "cannot record a job given up", { job_id: job.id, error: String(e) })
+        );
+      }
+      return { id: job.id, status: "failed", output: { message: String(err) } };
+    }
+  }
 }
+
+/** The field of a job's data naming the trigger it works for (EnqueueOptions.forTrigger). */
+const FOR_TRIGGER = "for_trigger";
 
 /** How long `stop()` waits for running jobs before it gives up on them (they run again elsewhere). */
 const STOP_TIMEOUT_MS = 10_000;
-
-async function runOne<J>(job: BossJob<J>, handler: JobHandler<J>): Promise<JobResult> {
-  try {
-    await handler(job.data);
-    return { id: job.id, status: "completed" };
-  } catch (err) {
-    log("warn", "job failed; it will run again", { job_id: job.id, error: String(err) });
-    return { id: job.id, status: "failed", output: { message: String(err) } };
-  }
-}
 
 function ignoreIfCreatedMeanwhile(err: unknown): void {
   // Two replicas starting together may both find no queue; the second create then fails.

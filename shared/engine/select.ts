@@ -7,6 +7,7 @@ import { PgBossQueue } from "./pg_boss_queue.ts";
 import type { HotState } from "./ports.ts";
 import { postgresHotState } from "./postgres/hot_state.ts";
 import type { JobQueue } from "./queue.ts";
+import type { SendState } from "./send_state.ts";
 
 /** What either engine's hot state is built on. */
 export interface EngineParts {
@@ -29,22 +30,16 @@ export function openHotState(config: Config, parts: EngineParts): HotState {
 export async function openQueue(
   config: Config,
   parts: EngineParts,
-  options: { queueSchema?: string } = {},
+  options: { queueSchema?: string; sendState?: SendState } = {},
 ): Promise<JobQueue<{ type: string }>> {
   if (config.ENGINE === "postgres") {
-    return await PgBossQueue.start(parts.sql, options.queueSchema ? { schema: options.queueSchema } : {});
+    const sendState = options.sendState;
+    return await PgBossQueue.start(parts.sql, {
+      ...(options.queueSchema ? { schema: options.queueSchema } : {}),
+      ...(sendState ? { onGivenUp: (triggerId, jobId) => sendState.markGivenUp(triggerId, jobId) } : {}),
+    });
   }
   // Only a local KV file keeps the jobs of a crashed process waiting, and needs a tick to see others' jobs.
   const localFile = Boolean(config.KV_PATH) && config.KV_PATH !== ":memory:" && !config.DENO_DEPLOYMENT_ID;
   return new KvQueue(parts.kv, parts.committer, { localFile });
-}
-
-/**
- * Stops a start on an engine that cannot yet hold everything: with ENGINE=postgres the queue would
- * still be each process's Deno KV, so replicas would not be one service.
- */
-export function assertEngineReady(config: Config): void {
-  if (config.ENGINE === "postgres") {
-    throw new Error("Cannot start: ENGINE=postgres: the queue adapter is not available yet; use ENGINE=kv");
-  }
 }

@@ -1,18 +1,9 @@
 import assert from "node:assert/strict";
-import { startRuntime } from "../runtime.ts";
 import { testConfig } from "../testing.ts";
 import { KvCommitter } from "../kv.ts";
 import { WindowCounter } from "./kv/window_counter.ts";
 import { PostgresCounters } from "./postgres/counters.ts";
 import { openHotState } from "./select.ts";
-
-Deno.test("startRuntime() with ENGINE=postgres refuses to start while the queue adapter is missing", async () => {
-  const config = testConfig({ ENGINE: "postgres", DATABASE_URL: "postgres://nobody@127.0.0.1:1/none" });
-  await assert.rejects(
-    startRuntime(config),
-    /^Error: Cannot start: ENGINE=postgres: the queue adapter is not available yet/,
-  );
-});
 
 Deno.test("openHotState() builds the configured engine's ports", async () => {
   const kv = await Deno.openKv(":memory:");

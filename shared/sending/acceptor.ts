@@ -1,11 +1,9 @@
 import { Batcher } from "../batcher.ts";
 import type { Deps } from "../deps.ts";
-import type { KvCommitter } from "../kv.ts";
-import { JOB_BACKOFF_MS, queueDelay, type SendGroupJob, type SendStoredJob } from "./jobs.ts";
-import { sendKeys } from "./keys.ts";
-import { pendingPages, writePages } from "../engine/kv/send_state.ts";
+import { queueDelay, type SendGroupJob, type SendStoredJob } from "./jobs.ts";
+import { pendingPages } from "../engine/kv/send_state.ts";
 import { type BurstDeferral, inBurst } from "./pressure.ts";
-import { SPOOL_GRACE_MS, SPOOL_SLOT_MS, type SpoolDrainJob, spooled, spoolJob, spoolKeys, spoolSlot } from "./spool.ts";
+import { SPOOL_GRACE_MS, SPOOL_SLOT_MS, type SpoolDrainJob, spooled, spoolJob, spoolSlot } from "./spool.ts";
 import type { SendState } from "../engine/send_state.ts";
 import type { JobQueue } from "../engine/queue.ts";
 import { insertTriggers } from "./records.ts";
@@ -97,19 +95,14 @@ function newJobId(): string {
  * in Postgres (where GET /triggers/{id} finds them) and enqueues by trigger id, with the delay.
  */
 export class Acceptor<T extends AcceptItem> {
-  #committer: KvCommitter;
-  #engine: AcceptEngine | undefined;
+  #engine: AcceptEngine;
   #flow: AcceptFlow<T>;
   #groups: Batcher<Waiting<T>>;
   /** Spool slots whose drain job this acceptor has committed. */
   #drained = new Set<number>();
 
-  /**
-   * With `engine`, a group is written through the engine's ports (either engine); without, straight
-   * to Deno KV through `committer` (the workflow starts' acceptor, until it passes its engine too).
-   */
-  constructor(committer: KvCommitter, flow: AcceptFlow<T>, engine?: AcceptEngine) {
-    this.#committer = committer;
+  /** A group is written through the engine's ports (`engine`), whichever engine holds them. */
+  constructor(flow: AcceptFlow<T>, engine: AcceptEngine) {
     this.#engine = engine;
     this.#flow = flow;
     // One commit a group (all or nothing): a failed group is tried again item by item.
@@ -130,7 +123,6 @@ export class Acceptor<T extends AcceptItem> {
 
   async #commit(group: Waiting<T>[]): Promise<void> {
     const messages = chunk(group.map((w) => ({ value: w.item, bytes: w.bytes })));
-    const pages = pendingPages(group.map((w) => w.pending));
     const bytes = group.reduce((n, w) => n + w.bytes + 400, 0);
     const now = Date.now();
     // In a burst the jobs go to the spool, and the first commit of each spool slot enqueues its drain.
@@ -138,30 +130,18 @@ export class Acceptor<T extends AcceptItem> {
     const drain: SpoolDrainJob | undefined = slot !== undefined && !this.#drained.has(slot)
       ? { type: "spool-drain", id: newJobId(), slot }
       : undefined;
-    const weight = pages.length + messages.length + 1 + Math.ceil(bytes / 1024);
-    if (this.#engine) {
-      const { sendState, queue } = this.#engine;
-      await sendState.acceptAtomically(async (unit) => {
-        await sendState.recordAccepted(group.map((w) => w.pending), unit);
-        for (const items of messages) {
-          const job = this.#flow.groupJob(newJobId(), items);
-          if (slot !== undefined) spoolJob(unit, slot, job, items[0].trigger_id);
-          else await queue.enqueue(job, { forTrigger: items[0].trigger_id }, unit);
-        }
-        if (drain) await queue.enqueue(drain, { delayMs: drainDelay(drain, now) }, unit);
-      }, weight);
-      this.#spooled(slot, messages.length, drain);
-      return;
-    }
-    await this.#committer.commit((op) => {
-      writePages(op, pages);
+    // On Deno KV the group's commit also writes its pending pages (the adapter files them by slot).
+    const pages = pendingPages(group.map((w) => w.pending)).length;
+    const weight = pages + messages.length + 1 + Math.ceil(bytes / 1024);
+    const { sendState, queue } = this.#engine;
+    await sendState.acceptAtomically(async (unit) => {
+      await sendState.recordAccepted(group.map((w) => w.pending), unit);
       for (const items of messages) {
         const job = this.#flow.groupJob(newJobId(), items);
-        const undelivered = sendKeys.undelivered(items[0].trigger_id, job.id);
-        if (slot !== undefined) op.set(spoolKeys.page(slot, job.id), { job, undelivered });
-        else op.enqueue(job, { backoffSchedule: JOB_BACKOFF_MS, keysIfUndelivered: [undelivered] });
+        if (slot !== undefined) spoolJob(unit, slot, job, items[0].trigger_id);
+        else await queue.enqueue(job, { forTrigger: items[0].trigger_id }, unit);
       }
-      if (drain) op.enqueue(drain, { delay: drainDelay(drain, now), backoffSchedule: JOB_BACKOFF_MS });
+      if (drain) await queue.enqueue(drain, { delayMs: drainDelay(drain, now) }, unit);
     }, weight);
     this.#spooled(slot, messages.length, drain);
   }
@@ -211,7 +191,7 @@ function chunk<V>(items: { value: V; bytes: number }[]): V[][] {
  */
 export function sendAcceptor(deps: Deps, deferral?: BurstDeferral): Acceptor<SendSpec> {
   const { sql, queue } = deps;
-  return new Acceptor<SendSpec>(deps.committer, {
+  return new Acceptor<SendSpec>({
     pending: pendingEntryOf,
     groupJob: (id, sends): SendGroupJob => ({ type: "send-group", id, sends, attempt: 0 }),
     async acceptStored(spec, now) {

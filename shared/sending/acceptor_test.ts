@@ -141,7 +141,7 @@ dbTest(
     const { team } = await testTeam(deps);
     const h = await harness(deps);
     const pressure = new AcceptPressure();
-    const acceptor = new Acceptor<SendSpec>(h.committer, {
+    const acceptor = new Acceptor<SendSpec>({
       pending: pendingEntryOf,
       groupJob: (id, sends) => ({ type: "send-group", id, sends, attempt: 0 }),
       acceptStored: () => Promise.reject(new Error("not stored")),
