@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { dbTest, testRuntime } from "../testing.ts";
+import { postgresHotState } from "./postgres/hot_state.ts";
 import { engineTest, randomScope } from "./testing.ts";
 
 const HOUR_MS = 3_600_000;
@@ -28,17 +30,19 @@ engineTest("WindowCounters.hit() under 200 concurrent hits allows exactly the li
 });
 
 engineTest("WindowCounters.hit() adds up the flushed hits of several processes", async ({ hot, another }) => {
+  // A limit large enough to be counted in memory and flushed (a small one is exact: see below).
+  const limit = 5_000;
   const subject = randomScope();
   const now = Date.now();
   const second = another();
-  for (let i = 0; i < 4; i++) await hot.counters.hit("api", subject, 10, HOUR_MS, now);
-  for (let i = 0; i < 3; i++) await second.counters.hit("api", subject, 10, HOUR_MS, now);
+  for (let i = 0; i < 4; i++) await hot.counters.hit("api", subject, limit, HOUR_MS, now);
+  for (let i = 0; i < 3; i++) await second.counters.hit("api", subject, limit, HOUR_MS, now);
   await Promise.all([hot.counters.flush(), second.counters.flush()]);
-  assert.equal((await another().counters.hit("api", subject, 10, HOUR_MS, now)).remaining, 2);
+  assert.equal((await another().counters.hit("api", subject, limit, HOUR_MS, now)).remaining, limit - 8);
   // A process that wrote sees the others' flushed hits (7 and its own one more) once it flushes again.
-  await hot.counters.hit("api", subject, 10, HOUR_MS, now);
+  await hot.counters.hit("api", subject, limit, HOUR_MS, now);
   await hot.counters.flush();
-  assert.equal((await hot.counters.hit("api", subject, 10, HOUR_MS, now)).remaining, 1);
+  assert.equal((await hot.counters.hit("api", subject, limit, HOUR_MS, now)).remaining, limit - 9);
 });
 
 engineTest(
@@ -111,4 +115,20 @@ engineTest("WindowCounters.hitSliding(): concurrent first hits on new subjects a
   const later = another();
   const seen = await Promise.all(subjects.map((who) => later.counters.hitSliding("otp", who, 3, 60_000, t0 + 2)));
   assert.deepEqual(seen.map((h) => h.remaining), [0, 1, 1], "another process reads every hit");
+});
+
+dbTest("PostgresCounters: a small limit holds exactly across replicas hitting it at once", async () => {
+  const { sql } = (await testRuntime()).deps;
+  const replicas = [postgresHotState(sql), postgresHotState(sql), postgresHotState(sql)];
+  const subject = randomScope();
+  try {
+    const now = Date.now();
+    const hits = await Promise.all(
+      Array.from({ length: 180 }, (_, i) => replicas[i % 3].counters.hit("api", subject, 100, 3_600_000, now)),
+    );
+    assert.equal(hits.filter((h) => h.allowed).length, 100);
+    assert.equal(Math.min(...hits.map((h) => h.remaining)), 0);
+  } finally {
+    for (const hot of replicas) await hot.close();
+  }
 });
