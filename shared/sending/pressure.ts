@@ -47,7 +47,9 @@ export interface BurstDeferral {
 
 /** The deferral of this process: its accept pressure and the configured rate and maximum. */
 export function burstDeferral(config: Config): BurstDeferral {
-  return { pressure: acceptPressure, busyRate: config.SEND_DEFER_RATE, maxDelayMs: config.SEND_DEFER_MAX_MS };
+  // The spool a burst's jobs wait in is Deno KV's (see spool.ts): with ENGINE=postgres nothing is deferred.
+  const busyRate = config.ENGINE === "kv" ? config.SEND_DEFER_RATE : 0;
+  return { pressure: acceptPressure, busyRate, maxDelayMs: config.SEND_DEFER_MAX_MS };
 }
 
 /** True when `d` defers anything at all. */
