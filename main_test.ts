@@ -3,7 +3,8 @@ import { createService, ROOT_LINKS } from "./main.ts";
 import { dbTest, randomEmail, testDeps, testTeam } from "./shared/testing.ts";
 
 dbTest("GET /healthz answers ok when the database and KV answer", async () => {
-  const app = createService(await testDeps());
+  const deps = await testDeps();
+  const app = createService({ ...deps, config: { ...deps.config, ENGINE: "kv" } });
   const res = await app.request("/healthz");
   assert.equal(res.status, 200);
   assert.deepEqual(await res.json(), { status: "ok", engine: "kv", database: true, kv: true });

@@ -82,6 +82,8 @@ function startService(dir: string) {
       HOST: "127.0.0.1",
       PORT: String(port),
       DATABASE_URL: "",
+      // The README's first command: the embedded defaults, whatever engine the suite runs on.
+      ENGINE: "kv",
       PGLITE_DIR: `${dir}/pg`,
       KV_PATH: `${dir}/kv.sqlite3`,
       ADMIN_TOKEN: "",

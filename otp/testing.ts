@@ -1,6 +1,7 @@
 import { createService } from "../main.ts";
 import type { Config } from "../shared/config.ts";
 import { type Deps, hotStateDeps, type Team } from "../shared/deps.ts";
+import { KvQueue } from "../shared/engine/kv/queue.ts";
 import { kvHotState } from "../shared/engine/kv/hot_state.ts";
 import type { HotState } from "../shared/engine/ports.ts";
 import { KvCommitter } from "../shared/kv.ts";
@@ -56,8 +57,16 @@ export async function otpWorld(
     now: options.now ?? base.now,
     kv,
     committer,
-    // The counters stay the runtime's: a spy has no reason to see them.
-    ...(hot ? { ...hotStateDeps(hot), counter: base.counter } : {}),
+    // The counters stay the runtime's: a spy has no reason to see them. Jobs of its units go to its
+    // queue: such a test runs on Deno KV, whatever the suite's ENGINE.
+    ...(hot
+      ? {
+        ...hotStateDeps(hot),
+        counter: base.counter,
+        queue: new KvQueue(kv, committer),
+        config: { ...base.config, ENGINE: "kv" as const },
+      }
+      : {}),
   };
   const { team, keys } = await testTeam(deps);
   if ((options.balance ?? 10) > 0) await topUp(deps.sql, team.id, toMicros(options.balance ?? 10));

@@ -1,7 +1,7 @@
 import type { Config } from "./config.ts";
 import type { Db } from "./db.ts";
 import { loadConfig } from "./config.ts";
-import type { Deps, Team } from "./deps.ts";
+import { type Deps, hotStateDeps, type Team } from "./deps.ts";
 import { kvHotState } from "./engine/kv/hot_state.ts";
 import { KvQueue } from "./engine/kv/queue.ts";
 import { KvCommitter } from "./kv.ts";
@@ -63,14 +63,12 @@ export function onKv(base: Deps, kv: Deno.Kv): Deps {
   const hot = kvHotState(kv, committer);
   return {
     ...base,
+    // The engine the test runs on is Deno KV, whatever the suite's ENGINE.
+    config: { ...base.config, ENGINE: "kv" },
     kv,
     committer,
     queue: new KvQueue(kv, committer),
-    counter: hot.counters,
-    idempotency: hot.idempotency,
-    otpSessions: hot.otpSessions,
-    records: hot.records,
-    atomically: hot.atomically,
+    ...hotStateDeps(hot),
   };
 }
 
@@ -82,6 +80,21 @@ export async function testTeam(deps: Deps, plan: Team["plan"] = "pro"): Promise<
 /** A test on the shared database: its connections outlive a single test, so sanitizers are off. */
 export function dbTest(name: string, fn: () => Promise<void>): void {
   Deno.test({ name, fn, sanitizeOps: false, sanitizeResources: false });
+}
+
+/**
+ * A test of a mechanism only the Deno KV engine has (the burst spool): with ENGINE=postgres it is
+ * skipped, saying so in its name.
+ */
+export function kvEngineTest(name: string, fn: () => Promise<void>): void {
+  const skipped = testConfig().ENGINE !== "kv";
+  Deno.test({
+    name: skipped ? `${name} (Deno KV only: skipped with ENGINE=postgres)` : name,
+    ignore: skipped,
+    fn,
+    sanitizeOps: false,
+    sanitizeResources: false,
+  });
 }
 
 /** A random email, unique across runs. */

@@ -4,11 +4,11 @@ import { sendKeys } from "../shared/sending/keys.ts";
 import { acceptPressure } from "../shared/sending/pressure.ts";
 import { SPOOL_SWEEP_AGE_MS, spooled, spoolKeys, spoolSlot } from "../shared/sending/spool.ts";
 import { testSendSpec } from "../shared/sending/testing.ts";
-import { dbTest, onKv } from "../shared/testing.ts";
+import { dbTest, kvEngineTest, onKv } from "../shared/testing.ts";
 import { startWorker } from "./queue.ts";
 import { sendingFixture } from "./testing.ts";
 
-dbTest("sends accepted in a burst are spooled, then delivered once each when it ends", async () => {
+kvEngineTest("sends accepted in a burst are spooled, then delivered once each when it ends", async () => {
   const f = await sendingFixture("pro", { SEND_DEFER_RATE: 1_000 });
   await f.fund(10);
   await f.template("sms", "burst", { body: "burst {{n}}" });
@@ -41,7 +41,7 @@ dbTest("sends accepted in a burst are spooled, then delivered once each when it 
   assert.equal(spooled.pages, 0, "every page moved");
 });
 
-dbTest("workflow starts accepted in a burst are spooled, then run once each when it ends", async () => {
+kvEngineTest("workflow starts accepted in a burst are spooled, then run once each when it ends", async () => {
   const f = await sendingFixture("pro", { SEND_DEFER_RATE: 1_000 });
   await f.template("email", "spooled", { subject: "Spooled {{contact_first_name}}", html: "<p>hi</p>" });
   const created = await f.post("/api/v1/workflows", {

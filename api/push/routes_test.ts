@@ -1,6 +1,5 @@
 import assert from "node:assert/strict";
 import { upsertSegment } from "../../shared/segments.ts";
-import { sendKeys } from "../../shared/sending/keys.ts";
 import { dbTest } from "../../shared/testing.ts";
 import { randomToken, sendingFixture } from "../../worker/testing.ts";
 import { listOutbox } from "../admin/queries.ts";
@@ -85,10 +84,10 @@ dbTest("POST /push/send to a segment filters promotional pushes by preference, a
     });
   // Transactional push is never held back; promotional books its batches at the team's rate.
   assert.equal((await f.finished(await send("transactional"))).trigger.summary.sent, 2);
-  assert.equal((await f.deps.kv.get(sendKeys.pushPace(f.team.id))).value, null);
+  assert.equal(await f.deps.sendState.pushPace(f.team.id), null);
   const { trigger } = await f.finished(await send("promotional"));
   assert.deepEqual(trigger.summary, { total_contacts: 2, sent: 1, failed: 0, filtered: 1 });
-  assert.equal(typeof (await f.deps.kv.get(sendKeys.pushPace(f.team.id))).value, "number");
+  assert.equal(typeof (await f.deps.sendState.pushPace(f.team.id))?.value, "number");
 });
 
 dbTest("POST /push/send with scheduled_at answers scheduled_for and delay_ms", async () => {

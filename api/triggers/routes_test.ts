@@ -1,10 +1,9 @@
 import assert from "node:assert/strict";
 import { MAX_ID_LENGTH } from "../../shared/http/schemas.ts";
 import { newSendSpec } from "../../shared/sending/accept.ts";
-import { newUuidV7, uuidV7Time } from "../../shared/sending/ids.ts";
-import { pendingSlot, sendKeys } from "../../shared/sending/keys.ts";
+import { newUuidV7 } from "../../shared/sending/ids.ts";
 import { testSendSpec } from "../../shared/sending/testing.ts";
-import { newTriggerRecord } from "../../shared/sending/trigger_record.ts";
+import { pendingEntryOf } from "../../shared/sending/trigger_record.ts";
 import { dbTest } from "../../shared/testing.ts";
 import { sendingFixture } from "../../worker/testing.ts";
 
@@ -52,8 +51,11 @@ dbTest("GET /triggers/{id} answers from Postgres once the live record of a fan-o
   const res = await f.post("/api/v1/messages/send", { recipient_type: "tag", tag: "t", subject: "S", content: "C" });
   const { trigger_id: id } = await res.json();
   const live = await f.waitForTrigger(id);
-  assert.ok((await f.deps.kv.get(sendKeys.trigger(id))).value);
-  await f.deps.kv.delete(sendKeys.trigger(id));
+  // The live record goes (emptied, as the worker empties a record it no longer needs).
+  const records = f.deps.records("send_triggers");
+  const record = await records.get("", id);
+  assert.ok(record?.value);
+  await records.put("", id, null, { expected: record.version, ttlMs: 60_000, activeUntil: null });
   const stored = await (await f.get(`/api/v1/triggers/${id}`)).json();
   assert.deepEqual(stored, live);
   const direct = await (await f.get(`/api/v1/triggers/${id}/direct`)).json();
@@ -88,7 +90,7 @@ dbTest("GET /triggers/{id} shows a trigger whose job the queue gave up on as fai
     content: "C",
     trigger_at: at,
   })).json();
-  await f.deps.kv.set(sendKeys.undelivered(trigger_id, "job-1"), { type: "send-stored" });
+  await f.deps.sendState.markGivenUp(trigger_id, "job-1");
   const res = await (await f.get(`/api/v1/triggers/${trigger_id}`)).json();
   assert.equal(res.status, "failed");
   // Its execution cannot finish either: every view of it says failed, not pending.
@@ -104,8 +106,8 @@ dbTest("GET /triggers/{id} shows a trigger whose job the queue gave up on as fai
 dbTest("GET /triggers/{id} answers pending for a send the worker has not taken up yet", async () => {
   const f = await sendingFixture();
   const id = newUuidV7();
-  const record = newTriggerRecord(testSendSpec(f.team.id, { trigger_id: id }));
-  await f.deps.kv.set(sendKeys.pendingPage(pendingSlot(uuidV7Time(id)!), id), [record]);
+  const entry = pendingEntryOf(testSendSpec(f.team.id, { trigger_id: id }));
+  await f.deps.sendState.acceptAtomically((unit) => f.deps.sendState.recordAccepted([entry], unit), 1);
   const res = await (await f.get(`/api/v1/triggers/${id}`)).json();
   assert.equal(res.status, "pending");
   assert.equal(res.trigger_type, "sms");
@@ -132,9 +134,8 @@ dbTest("an execution of a send the worker has not taken up yet is found by its i
     now: Date.now(),
     at: undefined,
   });
-  // Filed as the acceptor files it (no job: the shared runtime's workers would deliver it).
-  const slot = pendingSlot(uuidV7Time(spec.trigger_id)!);
-  await f.deps.kv.set(sendKeys.pendingPage(slot, spec.trigger_id), [newTriggerRecord(spec)]);
+  // Recorded as the acceptor records it (no job: the shared runtime's workers would deliver it).
+  await f.deps.sendState.acceptAtomically((unit) => f.deps.sendState.recordAccepted([pendingEntryOf(spec)], unit), 1);
   const direct = await (await f.get(`/api/v1/triggers/${spec.trigger_id}/direct`)).json();
   for (const { id, content: { channel } } of spec.executions) {
     const listed = direct.executions.find((e: { channel: string }) => e.channel === channel);

@@ -146,3 +146,14 @@ dbTest("HotState.atomically(): a record of one engine cannot be written in a uni
     kv.close();
   }
 });
+
+engineTest("ExpiringRecords.put() keeps a null value (an emptied record) as null", async ({ hot }) => {
+  const scope = randomScope();
+  const records = hot.otpSessions;
+  await records.put(scope, "s", { n: 1 }, { expected: null, ttlMs: TTL, activeUntil: null });
+  const read = (await records.get(scope, "s"))!;
+  assert.equal(await records.put(scope, "s", null, { expected: read.version, ttlMs: TTL, activeUntil: null }), true);
+  const emptied = await records.get(scope, "s");
+  assert.equal(emptied?.value, null);
+  assert.notEqual(emptied?.version, read.version);
+});

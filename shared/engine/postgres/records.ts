@@ -39,7 +39,8 @@ export class PostgresRecords implements ExpiringRecords {
   }
 
   async #put<T>(sql: Sql | postgres.TransactionSql, scope: string, id: string, value: T, options: PutOptions) {
-    const json = sql.json(value as Parameters<typeof sql.json>[0]);
+    // A null value is JSON null (an emptied record), not SQL NULL.
+    const json = value === null ? sql`'null'::jsonb` : sql.json(value as Parameters<typeof sql.json>[0]);
     const expiresAt = sql`now() + ${options.ttlMs}::float8 * interval '1 millisecond'`;
     if (options.expected === null) {
       const [row] = await sql`
