@@ -14,7 +14,7 @@
  */
 import postgres from "postgres";
 import { startFakeTwilio } from "../../shared/providers/fake_servers.ts";
-import { delay, freePort, ServiceProcess } from "../../worker/crash/service.ts";
+import { delay, freePort, freshDatabase, ServiceProcess } from "../../worker/crash/service.ts";
 import { Api } from "../../worker/crash/scenario.ts";
 
 const env = Deno.env.toObject();
@@ -22,22 +22,6 @@ const REPLICAS = 3;
 /** Contacts of each fan-out. */
 const FANOUT = Number(env.REPLICAS_FANOUT ?? 600);
 const TWILIO_LATENCY_MS = 20;
-
-/** A fresh database on DATABASE_URL's server (dropped by the returned function). */
-async function freshDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `replicas_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
-  const admin = postgres(url, { max: 1, onnotice: () => {} });
-  await admin`create database ${admin(name)}`;
-  const target = new URL(url);
-  target.pathname = `/${name}`;
-  return {
-    url: target.toString(),
-    drop: async () => {
-      await admin`drop database if exists ${admin(name)} with (force)`;
-      await admin.end();
-    },
-  };
-}
 
 /** What one check found wrong (empty: it passed). */
 type Check = (world: World) => Promise<string[]>;
@@ -259,7 +243,7 @@ async function main(): Promise<number> {
     console.error("replicas: set DATABASE_URL to a PostgreSQL server (the replicas share it)");
     return 1;
   }
-  const database = await freshDatabase(env.DATABASE_URL);
+  const database = await freshDatabase("replicas", env.DATABASE_URL);
   const dir = await Deno.makeTempDir({ prefix: "replicas_" });
   const adminToken = `replicas-admin-${crypto.randomUUID()}`;
   const credentials = { accountSid: `AC${"d".repeat(32)}`, authToken: crypto.randomUUID().replaceAll("-", "") };

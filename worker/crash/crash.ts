@@ -19,12 +19,11 @@
  * at a kill), CRASH_KEEP=1 keeps the data folder; DATABASE_URL runs on that server
  * in a fresh database (dropped at the end), else PGlite.
  */
-import postgres from "postgres";
 import { parseConfig } from "../../shared/config.ts";
 import { startFakeTwilio } from "../../shared/providers/fake_servers.ts";
 import { connectDatabase } from "../../shared/db.ts";
 import { Api, fire, type Scenario, setUp } from "./scenario.ts";
-import { delay, freePort, ServiceProcess } from "./service.ts";
+import { delay, freePort, freshDatabase, ServiceProcess } from "./service.ts";
 import { EVENT_SWEEP_AGE_MS, EVENT_SWEEP_EVERY_MS, SWEPT_MESSAGE } from "../../shared/event_outbox.ts";
 import { checkWebhooks, receivedSummary, WATCHED, WebhookReceiver } from "./webhooks.ts";
 import {
@@ -75,22 +74,6 @@ function seededRandom(seed: number): () => number {
   };
 }
 
-/** A fresh database on DATABASE_URL's server (dropped by the returned function). */
-async function freshDatabase(url: string): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `crash_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
-  const admin = postgres(url, { max: 1, onnotice: () => {} });
-  await admin`create database ${admin(name)}`;
-  const target = new URL(url);
-  target.pathname = `/${name}`;
-  return {
-    url: target.toString(),
-    drop: async () => {
-      await admin`drop database if exists ${admin(name)} with (force)`;
-      await admin.end();
-    },
-  };
-}
-
 interface Recovery {
   kill: number;
   killedAfterMs: number;
@@ -125,7 +108,7 @@ async function main(): Promise<number> {
   const started = Date.now();
   const random = seededRandom(SEED);
   const dir = await Deno.makeTempDir({ prefix: "crash_test_" });
-  const database = env.DATABASE_URL ? await freshDatabase(env.DATABASE_URL) : undefined;
+  const database = env.DATABASE_URL ? await freshDatabase("crash", env.DATABASE_URL) : undefined;
   const adminToken = `crash-admin-${crypto.randomUUID()}`;
   const credentials = { accountSid: `AC${"c".repeat(32)}`, authToken: crypto.randomUUID().replaceAll("-", "") };
   let lastSmsAt = 0;

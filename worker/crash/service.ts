@@ -1,6 +1,26 @@
 /** The service under test as a child process (`deno run -A main.ts`), started, killed and restarted on one data set. */
+import postgres from "postgres";
 
 const ROOT = new URL("../../", import.meta.url);
+
+/** A fresh database named `<prefix>_…` on the server of `url` (dropped by the returned function). */
+export async function freshDatabase(
+  prefix: string,
+  url: string,
+): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `${prefix}_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
+  const admin = postgres(url, { max: 1, onnotice: () => {} });
+  await admin`create database ${admin(name)}`;
+  const target = new URL(url);
+  target.pathname = `/${name}`;
+  return {
+    url: target.toString(),
+    drop: async () => {
+      await admin`drop database if exists ${admin(name)} with (force)`;
+      await admin.end();
+    },
+  };
+}
 
 /** A free loopback port (the OS picks one; it is released before the service binds it). */
 export function freePort(): number {
