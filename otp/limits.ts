@@ -64,8 +64,14 @@ export async function limitRecipients(
   }
 }
 
-/** Sessions counted as active in this process but not yet stored, per team. */
-const reserved = new Map<string, number>();
+/**
+ * This process's places per team: `held` by sends whose session is not yet stored, and the times
+ * (performance.now) at which stored sessions gave theirs back. A listing of the active index that
+ * began before a session's commit may miss it, so a place given back after the listing began still
+ * counts: without that, a send that listed while three others committed saw none of them (4 of 8
+ * concurrent sends got in under a limit of 3).
+ */
+const places = new Map<string, { held: number; releasedAt: number[] }>();
 /** The tail of each team's queue of reservations (counting and reserving is one step). */
 const queues = new Map<string, Promise<unknown>>();
 
@@ -87,29 +93,37 @@ export interface ActiveSlot {
 
 /**
  * Reserves a place for one more active session of the team: at most OTP_ACTIVE_SESSION_LIMIT
- * sessions that are neither verified, locked nor expired (0: no limit). Exact within one process;
- * across processes two sends may both take the last place.
+ * sessions that are neither verified, locked nor expired (0: no limit). Never over it within one
+ * process (a send may count a session that committed while it listed twice, and be refused a place
+ * that was free); across processes two sends may both take the last place.
  */
 export function reserveActiveSession(deps: Deps, teamId: string, now: number): Promise<ActiveSlot> {
   return serialized(teamId, async () => {
     const limit = deps.config.OTP_ACTIVE_SESSION_LIMIT;
     if (limit > 0) {
+      const listedFrom = performance.now();
       const active = await deps.otpSessions.countActive(teamId, now);
-      const count = active.count + (reserved.get(teamId) ?? 0);
+      const team = places.get(teamId);
+      // Given back before the listing began: committed before it, so listed. After: maybe not.
+      const late = team ? (team.releasedAt = team.releasedAt.filter((t) => t >= listedFrom)).length : 0;
+      if (team && team.held === 0 && late === 0) places.delete(teamId);
+      const count = active.count + (team?.held ?? 0) + late;
       if (count >= limit) {
         const wait = active.soonestEnd !== null ? (active.soonestEnd - now) / 1000 : 60;
         throw new RateLimitError("Too many active OTP sessions", wait);
       }
     }
-    reserved.set(teamId, (reserved.get(teamId) ?? 0) + 1);
+    const team = places.get(teamId) ?? { held: 0, releasedAt: [] };
+    places.set(teamId, team);
+    team.held++;
     let released = false;
     return {
       release() {
         if (released) return;
         released = true;
-        const left = (reserved.get(teamId) ?? 1) - 1;
-        if (left > 0) reserved.set(teamId, left);
-        else reserved.delete(teamId);
+        team.held--;
+        if (limit > 0) team.releasedAt.push(performance.now());
+        else if (team.held === 0 && places.get(teamId) === team) places.delete(teamId);
       },
     };
   });

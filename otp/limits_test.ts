@@ -63,10 +63,13 @@ dbTest("more active sessions than OTP_ACTIVE_SESSION_LIMIT is 429 until one is v
 });
 
 dbTest("concurrent sends never take more places than OTP_ACTIVE_SESSION_LIMIT", async () => {
-  const world = await otpWorld({ config: { OTP_ACTIVE_SESSION_LIMIT: 3 } });
-  const answers = await Promise.all(Array.from({ length: 8 }, () => world.post("/send", sandboxSend(["email"]))));
-  const statuses = answers.map((r) => r.status).sort();
-  assert.deepEqual(statuses, [200, 200, 200, 429, 429, 429, 429, 429]);
+  // Rounds, because the race (a listing that misses sessions committing while it runs) is narrow.
+  for (let round = 0; round < 10; round++) {
+    const world = await otpWorld({ config: { OTP_ACTIVE_SESSION_LIMIT: 3 } });
+    const answers = await Promise.all(Array.from({ length: 8 }, () => world.post("/send", sandboxSend(["email"]))));
+    const statuses = answers.map((r) => r.status).sort();
+    assert.deepEqual(statuses, [200, 200, 200, 429, 429, 429, 429, 429]);
+  }
 });
 
 dbTest("a locked session frees its place among the active ones", async () => {
