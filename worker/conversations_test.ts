@@ -48,6 +48,7 @@ dbTest("WhatsApp is charged once per conversation: the first message of a catego
   assert.equal(second.note, `Inside the WhatsApp UTILITY conversation opened by message ${first.id}: not charged`);
   const jobs = await (await f.get(`/api/v1/whatsapp/executions/${second.trigger_id}/jobs`)).json();
   assert.equal(jobs.jobs[0].cost, 0);
+  assert.equal(jobs.jobs[0].note, second.note);
   const marketing = await sendWhatsApp(f, "+447700900301", "MARKETING");
   assert.equal(marketing.cost_micros, MARKETING, "another category opens a conversation of its own");
   const elsewhere = await sendWhatsApp(f, "+447700900302", "UTILITY");
@@ -169,8 +170,12 @@ dbTest("a message riding on a conversation the wallet cannot pay fails with its 
   const rider = prepared(team.id, "+447700900341", "MARKETING", deps);
   const result = await deliver(deps, [opener, rider], { lastAttempt: true });
   assert.deepEqual([...result.statuses.values()], ["failed", "failed"]);
-  const rows = await deps.sql`select error, cost_micros from messages where team_id = ${team.id}`;
-  assert.deepEqual(rows.map((r) => [r.error, r.cost_micros]), [[UNPAID_REASON, 0], [UNPAID_REASON, 0]]);
+  const rows = await deps.sql`select error, cost_micros, note from messages where team_id = ${team.id}`;
+  assert.deepEqual(rows.map((r) => [r.error, r.cost_micros, r.note]), [[UNPAID_REASON, 0, null], [
+    UNPAID_REASON,
+    0,
+    null,
+  ]]);
   const [{ n }] = await deps.sql`select count(*)::int as n from whatsapp_conversations where team_id = ${team.id}`;
   assert.equal(n, 0, "no conversation stands without its charge");
   assert.equal(await balanceMicros(deps.sql, team.id), MARKETING - 1);

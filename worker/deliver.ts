@@ -410,7 +410,7 @@ async function insertRows(tx: Db, fresh: Prepared[], rows: Row[]): Promise<void>
 async function markUnpaid(tx: Db, unpaid: Prepared[]): Promise<void> {
   await tx`
     update messages m set status = 'failed', error = ${UNPAID_REASON}, cost_micros = 0, provider_message_id = null,
-      sent_at = null, in_outbox = false, outbox_subject = null, outbox_body = null
+      sent_at = null, in_outbox = false, outbox_subject = null, outbox_body = null, note = null
     from unnest(${unpaid.map((p) => p.execution_id)}::uuid[], ${unpaid.map((p) => p.recipient)}::text[])
       as k(execution_id, recipient)
     where m.execution_id = k.execution_id and m.recipient = k.recipient`;
