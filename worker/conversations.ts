@@ -72,13 +72,17 @@ export function ledgerEntry(p: Prepared, reference: string): ChargeEntry {
 /**
  * Settles the conversations of messages the wallet could not pay: a conversation they opened is
  * closed (it stands only on a charge), and the messages of the pass riding on it are not paid either
- * (added to `unpaid`): they fail with the same reason.
+ * (added to `unpaid`, their note cleared): they fail with the same reason.
  */
 export async function conversationsUnpaid(tx: Db, billing: ConversationBilling, unpaid: Set<Prepared>): Promise<void> {
   const opened = [...unpaid].map(conversationOf).filter((m) => m !== undefined);
   if (opened.length === 0) return;
   await closeConversations(tx, opened);
-  for (const [p, opener] of billing.riding) if (unpaid.has(opener)) unpaid.add(p);
+  const riders = [...billing.riding].filter(([, opener]) => unpaid.has(opener)).map(([p]) => p);
+  if (riders.length === 0) return;
+  for (const p of riders) unpaid.add(p);
+  // Their note said they were free inside the conversation: it no longer holds.
+  await tx`update messages set note = null where id = any(${riders.map((p) => p.id)})`;
 }
 
 /** Closes the conversations opened by messages refunded after the provider refused them. */

@@ -11,11 +11,6 @@ import type { MessageStatus } from "../shared/sending/trigger_record.ts";
 import { balancesChanged, charge, chargeEach, refund } from "../shared/wallet.ts";
 import { bulkRows } from "../shared/bulk.ts";
 import type { Prepared } from "./prepare.ts";
-import { messageEvent, type MessageOutcome } from "./events.ts";
-import { changeAndStage, relayEvents, type StagedEvent, stageEvents } from "../shared/event_outbox.ts";
-import { type Listeners, listenersOf, listening } from "../shared/webhook_events.ts";
-import { type HandOverLog, sendAll, type ToSend } from "./handoff.ts";
-import { deleteDeviceTokens } from "./recipients.ts";
 import {
   billConversations,
   conversationsRefunded,
@@ -23,6 +18,11 @@ import {
   ledgerEntries,
   ledgerEntry,
 } from "./conversations.ts";
+import { messageEvent, type MessageOutcome } from "./events.ts";
+import { changeAndStage, relayEvents, type StagedEvent, stageEvents } from "../shared/event_outbox.ts";
+import { type Listeners, listenersOf, listening } from "../shared/webhook_events.ts";
+import { type HandOverLog, sendAll, type ToSend } from "./handoff.ts";
+import { deleteDeviceTokens } from "./recipients.ts";
 
 /** Where a message stands once a delivery pass is over. */
 export type FinalStatus = MessageStatus;
@@ -64,9 +64,10 @@ class Resume extends Error {}
  * 1. in one transaction: record the new messages in one INSERT (outbox messages as sent, their
  *    outbox copy in the same row; others pending), charge the wallet for them (one statement per
  *    team; message by message only when the total does not fit, failing those that cannot be paid,
- *    so the balance never goes below zero; WhatsApp once per conversation: conversations.ts). The first try assumes nothing was recorded before; when the INSERT
- *    meets rows of an earlier pass (a redelivered job) the transaction is rolled back and run again
- *    reading those rows first, so nothing is charged or sent twice;
+ *    so the balance never goes below zero; WhatsApp once per conversation: conversations.ts).
+ *    The first try assumes nothing was recorded before; when the INSERT meets rows of an earlier
+ *    pass (a redelivered job) the transaction is rolled back and run again reading those rows
+ *    first, so nothing is charged or sent twice;
  * 2. send the pending ones (new, and any an interrupted pass left) to their providers with their
  *    stable message id. A provider that cannot take a message twice (Twilio) gets it only once its
  *    row says so (`handed_at`); a message an interrupted pass handed to it is never re-sent: once
@@ -410,7 +411,7 @@ async function insertRows(tx: Db, fresh: Prepared[], rows: Row[]): Promise<void>
 async function markUnpaid(tx: Db, unpaid: Prepared[]): Promise<void> {
   await tx`
     update messages m set status = 'failed', error = ${UNPAID_REASON}, cost_micros = 0, provider_message_id = null,
-      sent_at = null, in_outbox = false, outbox_subject = null, outbox_body = null, note = null
+      sent_at = null, in_outbox = false, outbox_subject = null, outbox_body = null
     from unnest(${unpaid.map((p) => p.execution_id)}::uuid[], ${unpaid.map((p) => p.recipient)}::text[])
       as k(execution_id, recipient)
     where m.execution_id = k.execution_id and m.recipient = k.recipient`;
