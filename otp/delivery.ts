@@ -1,3 +1,4 @@
+import type { Db } from "../shared/db.ts";
 import type { Deps } from "../shared/deps.ts";
 import { PaymentError } from "../shared/errors.ts";
 import { log } from "../shared/log.ts";
@@ -8,10 +9,14 @@ import { balanceMicros, charge, refund } from "../shared/wallet.ts";
 import type { OtpChannel } from "./codes.ts";
 import { outboxForWantOfProvider } from "../shared/providers/registry.ts";
 import { deliveryCost } from "./pricing.ts";
+import { closeOtpConversations, openOtpConversation } from "./conversations.ts";
+import { conversationCharge } from "../shared/sending/conversations.ts";
 import { builtIn, type OtpTemplate, type RenderedOtp, renderOtp, resolveOtpTemplate } from "./templates.ts";
 
 /** One OTP message about to be sent: where, how worded, and what it costs. */
 export interface PlannedMessage {
+  /** The message id, known before the charge: a WhatsApp conversation names the message that opened it. */
+  id: string;
   channel: OtpChannel;
   to: string;
   template: OtpTemplate;
@@ -58,7 +63,7 @@ export async function planMessages(deps: Deps, teamId: string, input: MessageInp
     }
     // Kept in the outbox for want of a provider: the delivery is free (the verification fee is not).
     const cost = outboxForWantOfProvider(deps, channel, false) ? 0 : deliveryCost(deps.config, channel, message.text);
-    return { channel, to, template, message, cost };
+    return { id: newUlid(), channel, to, template, message, cost };
   }));
 }
 
@@ -89,19 +94,30 @@ function upFrontCost({ plans, fee }: UpFrontBill): number {
  */
 export async function chargeUpFront(deps: Deps, bill: UpFrontBill): Promise<void> {
   const { teamId, plans, reference } = bill;
-  const upFront = upFrontCost(bill);
-  const atSend = plans.filter((p) => p.template.custom).reduce((sum, p) => sum + p.cost, 0);
-  const available = await balanceMicros(deps.sql, teamId);
-  if (available < upFront + atSend) throw insufficient(upFront + atSend, available);
-  if (upFront === 0) return;
-  const channels = plans.map((p) => p.channel).join(", ");
-  const after = await charge(deps.sql, teamId, upFront, reference, `OTP verification (${channels})`);
-  if (after === undefined) throw insufficient(upFront + atSend, await balanceMicros(deps.sql, teamId));
+  // A WhatsApp code is charged once per conversation: found or opened in the charge's transaction,
+  // which a 402 rolls back.
+  const whatsapp = plans.some((p) => p.channel === "whatsapp" && p.cost > 0);
+  const inTransaction = <T>(fn: (db: Db) => Promise<T>) => whatsapp ? deps.sql.begin(fn) : fn(deps.sql);
+  await inTransaction(async (db) => {
+    const opened = await openOtpConversation(db, teamId, plans, deps.now());
+    const upFront = upFrontCost(bill);
+    const atSend = plans.filter((p) => p.template.custom).reduce((sum, p) => sum + p.cost, 0);
+    const available = await balanceMicros(db, teamId);
+    if (available < upFront + atSend) throw insufficient(upFront + atSend, available);
+    if (upFront === 0) return;
+    const channels = plans.map((p) => p.channel).join(", ");
+    const builtInOpened = opened && plans.some((p) => p.channel === "whatsapp" && !p.template.custom);
+    const description = `OTP verification (${channels})${builtInOpened ? `; ${opened}` : ""}`;
+    const after = await charge(db, teamId, upFront, reference, description);
+    if (after === undefined) throw insufficient(upFront + atSend, await balanceMicros(db, teamId));
+  });
 }
 
 /** Gives back what `chargeUpFront` took (the request failed before anything was sent). */
 export async function refundUpFront(deps: Deps, bill: UpFrontBill): Promise<void> {
   const upFront = upFrontCost(bill);
+  // Conversations before the wallet, in the order the charge locks them.
+  await closeOtpConversations(deps.sql, bill.teamId, bill.plans);
   if (upFront > 0) await refund(deps.sql, bill.teamId, upFront, bill.reference, "OTP verification not started");
 }
 
@@ -111,7 +127,7 @@ async function sendOne(
   plan: PlannedMessage,
   options: { charging: boolean; sandbox: boolean; reference: string },
 ): Promise<ChannelResult> {
-  const id = newUlid();
+  const id = plan.id;
   const result: ChannelResult = {
     success: false,
     message_id: id,
@@ -122,8 +138,15 @@ async function sendOne(
   // A custom-template message is charged now; a built-in one was charged up front.
   const charged = options.charging && plan.cost > 0;
   if (charged && plan.template.custom) {
-    const after = await charge(deps.sql, teamId, plan.cost, options.reference, `OTP ${plan.channel} message`);
-    if (after === undefined) return result;
+    // A WhatsApp code charged here opened its conversation (see chargeUpFront).
+    const description = plan.channel === "whatsapp"
+      ? conversationCharge("AUTHENTICATION", id)
+      : `OTP ${plan.channel} message`;
+    const after = await charge(deps.sql, teamId, plan.cost, options.reference, description);
+    if (after === undefined) {
+      await closeOtpConversations(deps.sql, teamId, [plan]);
+      return result;
+    }
   }
   try {
     await deps.providers.get(plan.channel, { sandbox: options.sandbox }).send({
@@ -142,7 +165,10 @@ async function sendOne(
     result.success = true;
   } catch (err) {
     log("warn", "otp message not sent", { team_id: teamId, channel: plan.channel, error: String(err) });
-    if (charged) await refund(deps.sql, teamId, plan.cost, options.reference, `OTP ${plan.channel} message failed`);
+    if (charged) {
+      await closeOtpConversations(deps.sql, teamId, [plan]);
+      await refund(deps.sql, teamId, plan.cost, options.reference, `OTP ${plan.channel} message failed`);
+    }
   }
   return result;
 }

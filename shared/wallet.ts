@@ -83,6 +83,42 @@ export async function charge(
   return row?.balance_after_micros;
 }
 
+/** One entry of a charge made of several (see chargeEach). */
+export interface ChargeEntry {
+  micros: number;
+  reference: string;
+  description: string;
+}
+
+/**
+ * Takes the sum of `entries` from the wallet if the balance covers it, recording each entry on its
+ * own ledger row, in one statement whatever their number (the conversations a WhatsApp fan-out opens
+ * are charged one by one). All or nothing: undefined when the balance was too low.
+ */
+export async function chargeEach(db: Db, teamId: string, entries: ChargeEntry[]): Promise<number | undefined> {
+  if (entries.length === 1) {
+    return await charge(db, teamId, entries[0].micros, entries[0].reference, entries[0].description);
+  }
+  const total = entries.reduce((sum, e) => sum + e.micros, 0);
+  if (total === 0) return await balanceMicros(db, teamId);
+  const rows: { balance_after_micros: number }[] = await db`
+    with w as (
+      update wallets set balance_micros = balance_micros - ${total}, updated_at = now()
+      where team_id = ${teamId} and balance_micros >= ${total}
+      returning team_id, balance_micros
+    )
+    insert into wallet_ledger (team_id, kind, amount_micros, balance_after_micros, reference, description)
+    select w.team_id, 'charge', -e.micros, w.balance_micros + ${total} - sum(e.micros) over (order by e.ord),
+      e.reference, e.description
+    from w cross join unnest(${entries.map((e) => e.micros)}::bigint[], ${entries.map((e) => e.reference)}::text[],
+      ${entries.map((e) => e.description)}::text[]) with ordinality as e(micros, reference, description, ord)
+    order by e.ord
+    returning balance_after_micros`;
+  if (rows.length === 0) return undefined;
+  balancesChanged([teamId]);
+  return rows.reduce((least, r) => Math.min(least, r.balance_after_micros), Infinity);
+}
+
 /** Gives back a charge that was not used (a send that failed before the provider). */
 export async function refund(
   db: Db,

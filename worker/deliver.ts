@@ -8,9 +8,16 @@ import { noProviderNote, outboxForWantOfProvider } from "../shared/providers/reg
 import type { Provider } from "../shared/providers/types.ts";
 import { UNPAID_REASON } from "../shared/sending/pricing.ts";
 import type { MessageStatus } from "../shared/sending/trigger_record.ts";
-import { balancesChanged, charge, refund } from "../shared/wallet.ts";
+import { balancesChanged, charge, chargeEach, refund } from "../shared/wallet.ts";
 import { bulkRows } from "../shared/bulk.ts";
 import type { Prepared } from "./prepare.ts";
+import {
+  billConversations,
+  conversationsRefunded,
+  conversationsUnpaid,
+  ledgerEntries,
+  ledgerEntry,
+} from "./conversations.ts";
 import { messageEvent, type MessageOutcome } from "./events.ts";
 import { changeAndStage, relayEvents, type StagedEvent, stageEvents } from "../shared/event_outbox.ts";
 import { type Listeners, listenersOf, listening } from "../shared/webhook_events.ts";
@@ -57,9 +64,10 @@ class Resume extends Error {}
  * 1. in one transaction: record the new messages in one INSERT (outbox messages as sent, their
  *    outbox copy in the same row; others pending), charge the wallet for them (one statement per
  *    team; message by message only when the total does not fit, failing those that cannot be paid,
- *    so the balance never goes below zero). The first try assumes nothing was recorded before; when the INSERT
- *    meets rows of an earlier pass (a redelivered job) the transaction is rolled back and run again
- *    reading those rows first, so nothing is charged or sent twice;
+ *    so the balance never goes below zero; WhatsApp once per conversation: conversations.ts).
+ *    The first try assumes nothing was recorded before; when the INSERT meets rows of an earlier
+ *    pass (a redelivered job) the transaction is rolled back and run again reading those rows
+ *    first, so nothing is charged or sent twice;
  * 2. send the pending ones (new, and any an interrupted pass left) to their providers with their
  *    stable message id. A provider that cannot take a message twice (Twilio) gets it only once its
  *    row says so (`handed_at`); a message an interrupted pass handed to it is never re-sent: once
@@ -127,6 +135,11 @@ export async function deliver(
     const { refunded, events } = await deps.sql.begin(async (tx) => {
       // Only what this pass settled is refunded and reported: another pass may have settled the rest.
       const landed = await updateStatuses(tx, updates, deps.now());
+      // Before the wallet, as the recording transaction locks them.
+      await conversationsRefunded(
+        tx,
+        landed.filter((u) => u.refund > 0).map((u) => ({ p: u.p, messageId: u.event.message_id })),
+      );
       const refunds = new Map<string, number>();
       for (const u of landed) if (u.refund > 0) refunds.set(u.p.team_id, (refunds.get(u.p.team_id) ?? 0) + u.refund);
       for (const [teamId, micros] of refunds) {
@@ -291,8 +304,16 @@ async function record(
       note: unbilled.has(p) ? noProviderNote(p.channel) : null,
     });
   }
+  const payable = fresh.filter((p) => providers.has(p) && !unbilled.has(p));
+  // WhatsApp: a message inside an open conversation of its category to its number costs nothing.
+  const conversations = await billConversations(tx, payable, now.getTime());
+  rows.forEach((row, i) => {
+    const note = conversations.free.get(fresh[i]);
+    if (note) Object.assign(row, { cost_micros: 0, note });
+  });
   await insertRows(tx, fresh, rows);
-  const unpaid = await chargeFor(tx, fresh.filter((p) => providers.has(p) && !unbilled.has(p)));
+  const unpaid = await chargeFor(tx, payable.filter((p) => !conversations.free.has(p)));
+  if (unpaid.size > 0) await conversationsUnpaid(tx, conversations, unpaid);
   if (unpaid.size > 0) await markUnpaid(tx, [...unpaid]);
   // The outcomes decided here, for webhooks: built only when some endpoint of the pass's teams listens.
   const decided: MessageOutcome[] = [];
@@ -308,7 +329,9 @@ async function record(
       decided.push(outcomeOf(p, p.id, "failed", { error: unpaid.has(p) ? UNPAID_REASON : row.error }));
     }
     if (status !== "pending") metrics.deliveries.inc({ channel: p.channel, outcome: status });
-    if (status === "pending") toSend.push({ p, message: p.message!, provider: providers.get(p)!, cost: p.cost });
+    if (status === "pending") {
+      toSend.push({ p, message: p.message!, provider: providers.get(p)!, cost: row.cost_micros });
+    }
   });
   const staged = await stageEvents(tx, listeners, decided.map(messageEvent), now.getTime());
   return { statuses, toSend, resumed: resume, staged };
@@ -409,9 +432,9 @@ async function findStored(tx: Db, items: Prepared[]): Promise<Map<string, Stored
 }
 
 /**
- * Charges each team for its new payable messages: the total in one statement, and only when the
- * total does not fit, message by message (so the balance never goes below zero). Answers the
- * messages that could not be paid.
+ * Charges each team for its new payable messages: the total in one statement (a ledger entry per
+ * WhatsApp conversation opened, one for the rest), and only when the total does not fit, message by
+ * message (so the balance never goes below zero). Answers the messages that could not be paid.
  */
 async function chargeFor(tx: Db, fresh: Prepared[]): Promise<Set<Prepared>> {
   const unpaid = new Set<Prepared>();
@@ -421,12 +444,11 @@ async function chargeFor(tx: Db, fresh: Prepared[]): Promise<Set<Prepared>> {
     byTeam.set(p.team_id, [...byTeam.get(p.team_id) ?? [], p]);
   }
   for (const [teamId, list] of byTeam) {
-    const total = list.reduce((sum, p) => sum + p.cost, 0);
     const reference = `trigger:${list[0].trigger_id}`;
-    const description = `${list.length} ${list[0].channel} message${list.length === 1 ? "" : "s"}`;
-    if (await charge(tx, teamId, total, reference, description) !== undefined) continue;
+    if (await chargeEach(tx, teamId, ledgerEntries(list, reference)) !== undefined) continue;
     for (const p of list) {
-      if (await charge(tx, teamId, p.cost, reference, `1 ${p.channel} message`) === undefined) unpaid.add(p);
+      const entry = ledgerEntry(p, reference);
+      if (await charge(tx, teamId, entry.micros, reference, entry.description) === undefined) unpaid.add(p);
     }
   }
   return unpaid;

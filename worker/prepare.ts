@@ -8,7 +8,7 @@ import { countryOfE164, e164Of } from "../shared/phone.ts";
 import type { Channel, OutboundMessage } from "../shared/providers/types.ts";
 import { messageCost } from "../shared/sending/pricing.ts";
 import { type RecipientInfo, renderContent } from "../shared/sending/render.ts";
-import type { Content, ExecutionSpec, SendSpec } from "../shared/sending/spec.ts";
+import type { Content, ExecutionSpec, SendSpec, WhatsAppContent } from "../shared/sending/spec.ts";
 import type { Template } from "../shared/templates.ts";
 import type { Device, RecipientContact } from "./recipients.ts";
 
@@ -34,6 +34,8 @@ export interface Prepared {
   message?: OutboundMessage;
   /** What the message costs the team, in micro-dollars (0 in sandbox). */
   cost: number;
+  /** A WhatsApp message's category: it is charged once per conversation (see conversations.ts). */
+  conversation_category?: WhatsAppContent["conversation_category"];
   /** The template variables that had no value and rendered empty (recorded on the message). */
   missing?: string[];
 }
@@ -222,9 +224,10 @@ async function complete(
       break;
   }
   const cost = ctx.spec.sandbox ? 0 : messageCost(ctx.config, content, rendered.text);
-  return rendered.missing.length > 0
-    ? { ...p, message, cost, missing: [...new Set(rendered.missing)] }
+  const priced = content.channel === "whatsapp"
+    ? { ...p, message, cost, conversation_category: content.conversation_category }
     : { ...p, message, cost };
+  return rendered.missing.length > 0 ? { ...priced, missing: [...new Set(rendered.missing)] } : priced;
 }
 
 /** FCM data values must be strings. */
