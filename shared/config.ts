@@ -97,7 +97,7 @@ const ConfigSchema = z.object({
   TRIGGER_RATE_LIMIT_ENTERPRISE: int(5_000),
   /**
    * Opt-in: while this process accepts more than SEND_DEFER_RATE sends and events a second, the group
-   * jobs it accepts wait in the spool (shared/sending/spool.ts) and its worker holds them until the
+   * jobs it accepts wait in the spool (shared/engine/kv/spool.ts) and its worker holds them until the
    * burst ends (each second's jobs at most SEND_DEFER_MAX_MS). Off (0) by default: it trades the
    * latency of real sends for accept rate, and measured it bought none (docs/sending.md, "Bursts").
    */

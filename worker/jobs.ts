@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { SendGroupJobSchema, SendStoredJobSchema } from "../shared/sending/jobs.ts";
-import { SpoolDrainJobSchema } from "../shared/sending/spool.ts";
+import { SpoolDrainJobSchema } from "../shared/engine/kv/spool.ts";
 import { WorkflowStartsJobSchema, WorkflowStartStoredJobSchema } from "../shared/workflows/jobs.ts";
 import { WebhookDeliverJob } from "../shared/webhook_events.ts";
 import { WorkflowFanoutJobSchema, WorkflowStepJobSchema } from "./workflows/jobs.ts";

@@ -3,7 +3,7 @@ import { log } from "../shared/log.ts";
 import { trackJob } from "../shared/metrics.ts";
 import { handleDeliverBatch } from "./batch.ts";
 import { holdDuringBurst } from "../shared/sending/pressure.ts";
-import { drainSpool, SPOOL_SLOT_MS, sweepSpool } from "../shared/sending/spool.ts";
+import { drainSpool, SPOOL_SLOT_MS, sweepSpool } from "../shared/engine/kv/spool.ts";
 import { EVENT_SWEEP_EVERY_MS, sweepEventOutbox } from "../shared/event_outbox.ts";
 import { createWorkerContext, type WorkerContext } from "./context.ts";
 import { handleDispatch } from "./dispatch.ts";

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { SendGroupJob } from "../shared/sending/jobs.ts";
 import { sendKeys } from "../shared/sending/keys.ts";
 import { acceptPressure } from "../shared/sending/pressure.ts";
-import { SPOOL_SWEEP_AGE_MS, spooled, spoolKeys, spoolSlot } from "../shared/sending/spool.ts";
+import { SPOOL_SWEEP_AGE_MS, spooled, spoolKeys, spoolSlot } from "../shared/engine/kv/spool.ts";
 import { testSendSpec } from "../shared/sending/testing.ts";
 import { dbTest, kvEngineTest, onKv } from "../shared/testing.ts";
 import { startWorker } from "./queue.ts";

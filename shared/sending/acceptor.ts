@@ -3,7 +3,7 @@ import type { Deps } from "../deps.ts";
 import { queueDelay, type SendGroupJob, type SendStoredJob } from "./jobs.ts";
 import { pendingPages } from "../engine/kv/send_state.ts";
 import { type BurstDeferral, inBurst } from "./pressure.ts";
-import { SPOOL_GRACE_MS, SPOOL_SLOT_MS, type SpoolDrainJob, spooled, spoolJob, spoolSlot } from "./spool.ts";
+import { SPOOL_GRACE_MS, SPOOL_SLOT_MS, type SpoolDrainJob, spooled, spoolJob, spoolSlot } from "../engine/kv/spool.ts";
 import type { SendState } from "../engine/send_state.ts";
 import type { JobQueue } from "../engine/queue.ts";
 import { insertTriggers } from "./records.ts";

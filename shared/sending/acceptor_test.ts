@@ -7,7 +7,7 @@ import type { SendSpec } from "./spec.ts";
 import { testSendSpec } from "./testing.ts";
 import type { SendGroupJob } from "./jobs.ts";
 import { AcceptPressure } from "./pressure.ts";
-import { drainSpool, type SpoolDrainJob, spooled, spoolKeys, type SpoolPage, spoolSlot } from "./spool.ts";
+import { drainSpool, type SpoolDrainJob, spooled, spoolKeys, type SpoolPage, spoolSlot } from "../engine/kv/spool.ts";
 import { newTriggerRecord, pendingEntryOf } from "./trigger_record.ts";
 import { findPending, KvSendState } from "../engine/kv/send_state.ts";
 import { KvQueue } from "../engine/kv/queue.ts";

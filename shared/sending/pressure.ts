@@ -1,6 +1,6 @@
 import type { Config } from "../config.ts";
 import { registry } from "../metrics.ts";
-import { spooled } from "./spool.ts";
+import { spooled } from "../engine/kv/spool.ts";
 
 /** Width of one counting bucket (ms) and how many recent buckets make the rate. */
 const BUCKET_MS = 100;

@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { log } from "../log.ts";
-import { JOB_BACKOFF_MS } from "./jobs.ts";
-import { sendKeys } from "./keys.ts";
-import type { UnitOfWork } from "../engine/ports.ts";
-import { kvUnitOf } from "../engine/kv/unit.ts";
+import { log } from "../../log.ts";
+import { JOB_BACKOFF_MS } from "../../sending/jobs.ts";
+import { sendKeys } from "../../sending/keys.ts";
+import type { UnitOfWork } from "../ports.ts";
+import { kvUnitOf } from "./unit.ts";
 
 /**
  * The burst spool. While this process accepts a burst (SEND_DEFER_RATE), the group jobs of each

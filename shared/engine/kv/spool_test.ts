@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { setLogLevel } from "../log.ts";
+import { setLogLevel } from "../../log.ts";
 import {
   drainSpool,
   SPOOL_SLOT_MS,
