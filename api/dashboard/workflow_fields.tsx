@@ -74,6 +74,7 @@ export function StepFields(props: { prefix: string; draft: StepDraft; templates:
         </div>
         <div class="field">
           <label for={id("delay")}>Delay (minutes)</label>
+          <p class="hint" id={`${id("delay")}-hint`}>After the step before (0: at once).</p>
           <input
             id={id("delay")}
             name="delay_minutes"
@@ -84,7 +85,6 @@ export function StepFields(props: { prefix: string; draft: StepDraft; templates:
             value={draft.delay_minutes}
             aria-describedby={`${id("delay")}-hint`}
           />
-          <p class="hint" id={`${id("delay")}-hint`}>After the step before (0: at once).</p>
         </div>
       </div>
       <div class="field check">

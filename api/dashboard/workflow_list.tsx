@@ -91,6 +91,9 @@ function NewWorkflowForm(props: { user: SessionUser; draft: WorkflowDraft; templ
               </div>
               <div class="field">
                 <label for="new-event">Event it listens for</label>
+                <p class="hint" id="new-event-hint">
+                  <code>POST /api/v1/events/send</code> with this <code>event_name</code> starts it.
+                </p>
                 <input
                   id="new-event"
                   name="event_type"
@@ -100,9 +103,6 @@ function NewWorkflowForm(props: { user: SessionUser; draft: WorkflowDraft; templ
                   placeholder="user_signup"
                   aria-describedby="new-event-hint"
                 />
-                <p class="hint" id="new-event-hint">
-                  <code>POST /api/v1/events/send</code> with this <code>event_name</code> starts it.
-                </p>
               </div>
             </div>
             <fieldset>

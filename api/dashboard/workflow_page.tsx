@@ -208,7 +208,13 @@ function stepCounts(e: ExecutionView) {
 }
 
 function ExecutionsCard(
-  props: { workflow: Workflow; executions: ExecutionView[]; next: string | null; after?: string },
+  props: {
+    workflow: Workflow;
+    executions: ExecutionView[];
+    contacts: Map<string, string>;
+    next: string | null;
+    after?: string;
+  },
 ) {
   const { executions } = props;
   return (
@@ -231,8 +237,8 @@ function ExecutionsCard(
                       </a>
                     </td>
                     <td data-label="Contact">
-                      {e.contact_id
-                        ? <a href={`${BASE}/contacts/${e.contact_id}`}>contact</a>
+                      {e.contact_id && props.contacts.has(e.contact_id)
+                        ? <a href={`${BASE}/contacts/${e.contact_id}`}>{props.contacts.get(e.contact_id)}</a>
                         : <span class="muted">deleted</span>}
                     </td>
                     <td data-label="Status" data-field="status">
@@ -274,6 +280,8 @@ export function WorkflowPage(
     stats: Statistics;
     templates: StepTemplates;
     executions: ExecutionView[];
+    /** The email of each execution's contact (by id). */
+    contacts: Map<string, string>;
     next: string | null;
     after?: string;
     notice?: Notice;
@@ -321,7 +329,13 @@ export function WorkflowPage(
       </section>
       <StatisticsCard stats={props.stats} />
       <StepsCard user={user} workflow={w} templates={props.templates} refused={props.refused} />
-      <ExecutionsCard workflow={w} executions={props.executions} next={props.next} after={props.after} />
+      <ExecutionsCard
+        workflow={w}
+        executions={props.executions}
+        contacts={props.contacts}
+        next={props.next}
+        after={props.after}
+      />
     </Page>
   );
 }

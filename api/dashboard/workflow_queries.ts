@@ -38,3 +38,11 @@ export async function stepTemplates(db: Db, teamId: string): Promise<StepTemplat
   const lists = await Promise.all(STEP_CHANNELS.map((channel) => listTemplates(db, teamId, channel)));
   return Object.fromEntries(STEP_CHANNELS.map((channel, i) => [channel, lists[i]])) as StepTemplates;
 }
+
+/** The email address of each of these contacts of the team (one read by primary key); a deleted one is absent. */
+export async function contactEmails(db: Db, teamId: string, ids: string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map();
+  const rows = await db<{ id: string; email: string }[]>`
+    select id, email from contacts where team_id = ${teamId} and id = any(${[...new Set(ids)]}::uuid[])`;
+  return new Map(rows.map((r) => [r.id, r.email]));
+}

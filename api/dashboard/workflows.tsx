@@ -25,7 +25,7 @@ import {
 } from "./workflow_form.ts";
 import { WorkflowListPage, workflowPath } from "./workflow_list.tsx";
 import { type Notice, NOTICES, type Refused, WorkflowPage } from "./workflow_page.tsx";
-import { lastRuns, stepTemplates } from "./workflow_queries.ts";
+import { contactEmails, lastRuns, stepTemplates } from "./workflow_queries.ts";
 
 /** Workflows on one page of the list. */
 const LIST_SIZE = 50;
@@ -99,6 +99,8 @@ export function workflowsRoutes(deps: Deps) {
       stepTemplates(deps.sql, user.teamId),
       executionsAfter(deps.sql, workflow.id, workflow.steps, { limit: HISTORY_SIZE, after: cursor }),
     ]);
+    const contactIds = history.executions.flatMap((e) => (e.contact_id ? [e.contact_id] : []));
+    const contacts = await contactEmails(deps.sql, user.teamId, contactIds);
     const last = history.executions.at(-1);
     const next = history.hasMore && last ? `${Date.parse(last.created_at)}_${last.id}` : null;
     return c.html(
@@ -108,6 +110,7 @@ export function workflowsRoutes(deps: Deps) {
         stats={stats}
         templates={templates}
         executions={history.executions}
+        contacts={contacts}
         next={next}
         after={cursor ? after : undefined}
         {...extra}
