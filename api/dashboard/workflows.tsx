@@ -1,12 +1,12 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import type { Deps } from "../../shared/deps.ts";
-import { log } from "../../shared/log.ts";
 import { saveNewWorkflow, saveWorkflowChanges } from "../workflows/edits.ts";
 import { executionsAfter } from "../workflows/executions.ts";
 import { findWorkflow, listWorkflows, type Workflow } from "../workflows/queries.ts";
 import type { UpdateWorkflowData } from "../workflows/schemas.ts";
 import { workflowStatistics } from "../workflows/statistics.ts";
+import { auditChange } from "./audit.ts";
 import type { DashboardEnv } from "./env.ts";
 import { field } from "./form.ts";
 import { MessagePage } from "./layout.tsx";
@@ -51,13 +51,7 @@ export function workflowsRoutes(deps: Deps) {
   const workflowOf = (c: Context<DashboardEnv>) => findWorkflow(deps.sql, c.get("user").teamId, c.req.param("id")!);
 
   function audit(c: Context<DashboardEnv>, what: string, workflow: Workflow) {
-    const user = c.get("user");
-    log("info", `dashboard workflow ${what}`, {
-      request_id: c.get("requestId"),
-      team_id: user.teamId,
-      user_id: user.id,
-      workflow_id: workflow.id,
-    });
+    auditChange(c, `dashboard workflow ${what}`, { workflow_id: workflow.id });
   }
 
   async function listPage(c: Context<DashboardEnv>, draft: WorkflowDraft, errors?: string[]) {
