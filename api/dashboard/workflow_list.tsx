@@ -35,7 +35,7 @@ function WorkflowTable(props: { workflows: Workflow[]; lastRuns: Map<string, Las
             </td>
             <td data-label="Steps" class="number">
               {w.steps.length}
-              {active < w.steps.length && <span class="muted">({active} active)</span>}
+              {active < w.steps.length && <span class="muted">{` (${active} active)`}</span>}
             </td>
             <td data-label="Last run">
               {last

@@ -82,10 +82,14 @@ function StatisticsCard(props: { stats: Statistics }) {
       <h2 id="stats-title">Statistics</h2>
       <p>
         Status: <StatusBadge status={s.status} /> · {s.workflow_executions_count}{" "}
-        execution{s.workflow_executions_count === 1 ? "" : "s"} · last started by{" "}
-        {s.trigger_type === "api" ? "the API" : (
+        execution{s.workflow_executions_count === 1 ? "" : "s"}
+        {s.workflow_executions_count > 0 && (
           <>
-            the event <code>{s.trigger_source}</code>
+            {" "}· last started by {s.trigger_type === "api" ? "the API" : (
+              <>
+                the event <code>{s.trigger_source}</code>
+              </>
+            )}
           </>
         )}
       </p>
@@ -277,7 +281,8 @@ export function WorkflowPage(
   props: {
     user: SessionUser;
     workflow: Workflow;
-    stats: Statistics;
+    /** None on the history's later pages (the first page has them). */
+    stats?: Statistics;
     templates: StepTemplates;
     executions: ExecutionView[];
     /** The email of each execution's contact (by id). */
@@ -327,7 +332,11 @@ export function WorkflowPage(
             : <button type="submit">Activate</button>}
         </form>
       </section>
-      <StatisticsCard stats={props.stats} />
+      {props.stats ? <StatisticsCard stats={props.stats} /> : (
+        <p class="card" id="statistics">
+          The statistics are on <a href={workflowPath(w.id)}>the first page</a> of the history.
+        </p>
+      )}
       <StepsCard user={user} workflow={w} templates={props.templates} refused={props.refused} />
       <ExecutionsCard
         workflow={w}

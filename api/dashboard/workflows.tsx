@@ -88,8 +88,10 @@ export function workflowsRoutes(deps: Deps) {
     const user = c.get("user");
     const after = c.req.method === "GET" ? c.req.query("after") : undefined;
     const cursor = parseTriggerCursor(after);
+    // The statistics aggregate every execution (hundreds of ms at 100,000): only the first page shows
+    // them, so that paging through the history costs what a page of it does.
     const [stats, templates, history] = await Promise.all([
-      workflowStatistics(deps.sql, workflow, deps.now()),
+      cursor ? undefined : workflowStatistics(deps.sql, workflow, deps.now()),
       stepTemplates(deps.sql, user.teamId),
       executionsAfter(deps.sql, workflow.id, workflow.steps, { limit: HISTORY_SIZE, after: cursor }),
     ]);

@@ -5,7 +5,7 @@ import { upsertTemplate } from "../../shared/templates.ts";
 import { dbTest, jsonRequest, testTeam } from "../../shared/testing.ts";
 import { sendingFixture } from "../../worker/testing.ts";
 import { workflowBody } from "../workflows/testing.ts";
-import { allPages, dashboardFixture, testUser, Visitor } from "./testing.ts";
+import { allPages, dashboardFixture, nextLink, testUser, Visitor } from "./testing.ts";
 
 /** Templates under `welcome` and `reminder` on every workflow channel. */
 async function stepTemplates(deps: Deps, teamId: string) {
@@ -370,6 +370,13 @@ dbTest("the execution history pages newest first to the end, each execution link
   assert.match(row, /badge-completed">COMPLETED</);
   assert.match(row, /data-count="sent">0</);
   assert.match(row, /data-count="failed">1</);
+  assert.match(first.html, /id="stats-title"/);
+  const second = await v.get(nextLink(first.html)!);
+  assert.doesNotMatch(second.html, /id="stats-title"/);
+  assert.match(
+    second.html,
+    /The statistics are on <a href="\/dashboard\/workflows\/[0-9a-f-]{36}">the first page<\/a>/,
+  );
   const garbage = await v.get(`/dashboard/workflows/${workflow.id}?after=garbage`);
   assert.deepEqual(executionIds(garbage.html), executionIds(first.html));
 });
