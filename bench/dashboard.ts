@@ -1,7 +1,7 @@
 /**
- * Dashboard rendering (issue 31): how long the contacts and messages pages take to answer for a team
- * with 100,000 contacts and 1,000,000 messages (20,000 and 200,000 with `--quick`), seeded straight
- * into the database with generate_series. One row a page, its requests one after another as one
+ * Dashboard rendering (issue 31): how long the contacts, messages and workflow pages take to answer for
+ * a team with 100,000 contacts, 1,000,000 messages and a workflow of 100,000 executions (20,000,
+ * 200,000 and 20,000 with `--quick`), seeded straight into the database with generate_series. One row a page, its requests one after another as one
  * signed-in user would send them; the notes give p95, which the issue wants under 100 ms. Needs
  * DATABASE_URL (on PGlite the database lives inside the service, out of the bench's reach).
  *
@@ -23,6 +23,9 @@ interface Seeded {
   cookie: string;
   contacts: number;
   messages: number;
+  /** The seeded workflow, and the cursor of a page of its history 1,000 executions from the oldest. */
+  workflowId: string;
+  deepExecutions: string;
   /** A seeded contact's id (n from 1), and a seeded message's. */
   contactId: (n: number) => string;
   messageId: (n: number) => string;
@@ -31,9 +34,10 @@ interface Seeded {
 const KEY = "dashboard";
 
 function sizes(ctx: BenchContext) {
-  return ctx.quick ? { contacts: 20_000, messages: 200_000, requests: 30 } : {
+  return ctx.quick ? { contacts: 20_000, messages: 200_000, executions: 20_000, requests: 30 } : {
     contacts: 100_000,
     messages: 1_000_000,
+    executions: 100_000,
     requests: 200,
   };
 }
@@ -66,6 +70,47 @@ async function seed(sql: postgres.Sql, teamId: string, contacts: number, message
   await sql`analyze messages`;
 }
 
+/**
+ * Seeds a two-step workflow (email, then SMS) with `executions` finished executions, one a contact
+ * round and round, a start a thousand, each step run recorded (one email in 50 failed); its id and
+ * the history cursor 1,000 executions from the oldest.
+ */
+async function seedWorkflow(sql: postgres.Sql, teamId: string, contacts: number, executions: number) {
+  const [{ id }] = await sql<{ id: string }[]>`
+    insert into workflows (team_id, name, event_type) values (${teamId}, 'Bench onboarding', 'bench_signup')
+    returning id`;
+  await sql`
+    insert into workflow_steps (workflow_id, step_order, channel_type, step_name, configuration)
+    values (${id}, 1, 'email', 'Welcome', ${sql.json({ template_id: "bench", delay_minutes: 0 })}),
+      (${id}, 2, 'sms', 'Reminder', ${sql.json({ template_id: "bench", delay_minutes: 60 })})`;
+  await sql`
+    insert into workflow_runs (trigger_id, workflow_id, team_id, source, created_at)
+    select md5(${teamId} || ':w:' || g)::uuid, ${id}, ${teamId}, 'event', now() - g * 1000 * interval '10 seconds'
+    from generate_series(0, ${Math.floor(executions / 1000)}::int) g`;
+  await sql`
+    insert into workflow_executions (id, team_id, workflow_id, trigger_id, contact_id, source, status,
+      created_at, started_at, completed_at)
+    select md5(${teamId} || ':x:' || n)::uuid, ${teamId}, ${id}, md5(${teamId} || ':w:' || (n / 1000))::uuid,
+      md5(${teamId} || ':c:' || (n % ${contacts}::int + 1))::uuid, 'event', 'COMPLETED',
+      now() - n * interval '10 seconds', now() - n * interval '10 seconds',
+      now() - n * interval '10 seconds' + interval '1 hour'
+    from generate_series(1, ${executions}::int) n`;
+  await sql`
+    insert into workflow_step_runs (execution_id, step_order, workflow_id, contact_id, channel_type, status,
+      cost_micros, created_at)
+    select md5(${teamId} || ':x:' || n)::uuid, s, ${id}, md5(${teamId} || ':c:' || (n % ${contacts}::int + 1))::uuid,
+      case s when 1 then 'email' else 'sms' end,
+      case when s = 1 and n % 50 = 0 then 'FAILED' else 'SENT' end,
+      case s when 1 then 0 else 7500 end, now() - n * interval '10 seconds'
+    from generate_series(1, ${executions}::int) n, generate_series(1, 2) s`;
+  await sql`analyze workflow_executions`;
+  await sql`analyze workflow_step_runs`;
+  const [deep] = await sql<{ created_at: Date; id: string }[]>`
+    select created_at, id from workflow_executions where workflow_id = ${id}
+    order by created_at, id offset 1000 limit 1`;
+  return { workflowId: id, deepExecutions: `${deep.created_at.getTime()}_${deep.id}` };
+}
+
 /** Creates the team's owner through the admin API and signs in through the form; the session cookie. */
 async function signIn(ctx: BenchContext): Promise<string> {
   const email = `owner-${ctx.runId}@bench.example`;
@@ -88,16 +133,18 @@ async function seeded(ctx: BenchContext): Promise<Seeded> {
   if (done) return done;
   if (!ctx.databaseUrl) throw new Error("needs DATABASE_URL: the team is seeded straight into the database");
   const team = await freshTeam(ctx, "dashboard");
-  const { contacts, messages } = sizes(ctx);
+  const { contacts, messages, executions } = sizes(ctx);
   const sql = postgres(ctx.databaseUrl, { max: 1, onnotice: () => {} });
   const started = performance.now();
+  let workflow: { workflowId: string; deepExecutions: string };
   try {
     await seed(sql, team.team.id, contacts, messages);
+    workflow = await seedWorkflow(sql, team.team.id, contacts, executions);
   } finally {
     await sql.end();
   }
   progress(
-    `dashboard: ${contacts} contacts and ${messages} messages seeded in ${
+    `dashboard: ${contacts} contacts, ${messages} messages and ${executions} workflow executions seeded in ${
       ((performance.now() - started) / 1000).toFixed(0)
     } s`,
   );
@@ -107,6 +154,7 @@ async function seeded(ctx: BenchContext): Promise<Seeded> {
     cookie: await signIn(team),
     contacts,
     messages,
+    ...workflow,
     // Ids as seed() derives them (md5 of text, as a uuid).
     contactId: (n) => uuidOfMd5(`${teamId}:c:${n}`),
     messageId: (n) => `bench${String(n).padStart(9, "0")}`,
@@ -192,4 +240,7 @@ export const DASHBOARD_SCENARIOS: RateScenario[] = [
   page("activity log, failed sms", () => "/dashboard/messages?channel=sms&status=failed"),
   page("activity log, deep page", (s, i) => `/dashboard/messages?after=${s.messageId(s.messages - 1000 - i)}`),
   page("message page", (s, i) => `/dashboard/messages/${s.messageId(spread(i, s.messages))}`),
+  page("workflows list", () => "/dashboard/workflows"),
+  page("workflow page (statistics, steps, history)", (s) => `/dashboard/workflows/${s.workflowId}`),
+  page("workflow page, deep history", (s) => `/dashboard/workflows/${s.workflowId}?after=${s.deepExecutions}`),
 ];

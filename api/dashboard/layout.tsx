@@ -10,6 +10,7 @@ export const BASE = "/dashboard";
 /** The sections of the nav; `owner` ones are not shown to members (who could not open them). */
 const SECTIONS = [
   { id: "templates", label: "Templates", path: "/templates", owner: false },
+  { id: "workflows", label: "Workflows", path: "/workflows", owner: false },
   { id: "contacts", label: "Contacts", path: "/contacts", owner: false },
   { id: "messages", label: "Messages", path: "/messages", owner: false },
   { id: "sends", label: "Sends", path: "/sends", owner: false },

@@ -27,6 +27,7 @@ import { teamRoutes } from "./team.tsx";
 import { templatesRoutes } from "./templates.tsx";
 import { walletRoutes } from "./wallet.tsx";
 import { webhooksRoutes } from "./webhooks.tsx";
+import { workflowsRoutes } from "./workflows.tsx";
 
 /** The answer to a post that did not come from a page of this session. */
 const FORGED = "This form has expired or did not come from the dashboard. Go back, reload the page and try again.";
@@ -115,6 +116,7 @@ export function dashboardRoutes(deps: Deps) {
   app.route("/", sendersRoutes(deps));
   app.route("/", walletRoutes(deps));
   app.route("/", webhooksRoutes(deps));
+  app.route("/", workflowsRoutes(deps));
   app.all("*", (c) => {
     const message = "There is no such page in the dashboard.";
     return c.html(<MessagePage title="Page not found" message={message} user={c.get("user")} />, 404);

@@ -1,10 +1,10 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import type { Deps } from "../../shared/deps.ts";
-import { log } from "../../shared/log.ts";
 import type { Channel } from "../../shared/providers/types.ts";
 import { deleteTemplate, findTemplate, listTemplates, type Template, upsertTemplate } from "../../shared/templates.ts";
 import { templateVariables } from "../templates/routes.ts";
+import { auditChange } from "./audit.ts";
 import type { DashboardEnv } from "./env.ts";
 import { MessagePage } from "./layout.tsx";
 import {
@@ -96,14 +96,7 @@ export function templatesRoutes(deps: Deps) {
   }
 
   function audit(c: Context<DashboardEnv>, what: string, template: { channel: Channel; key: string }) {
-    const user = c.get("user");
-    log("info", `dashboard template ${what}`, {
-      request_id: c.get("requestId"),
-      team_id: user.teamId,
-      user_id: user.id,
-      channel: template.channel,
-      key: template.key,
-    });
+    auditChange(c, `dashboard template ${what}`, { channel: template.channel, key: template.key });
   }
 
   app.get("/templates", (c) => c.redirect(listPath("email"), 303));

@@ -5,15 +5,8 @@ import { newRouter } from "../../shared/http/app.ts";
 import { completeTriggers } from "../../shared/workflows/complete.ts";
 import { workflowChanges } from "../../shared/changes.ts";
 import { listExecutions } from "./executions.ts";
-import {
-  checkTemplates,
-  createWorkflow,
-  deleteWorkflow,
-  listWorkflows,
-  requireWorkflow,
-  updateWorkflow,
-  workflowJson,
-} from "./queries.ts";
+import { deleteWorkflow, listWorkflows, requireWorkflow, workflowJson } from "./queries.ts";
+import { saveNewWorkflow, saveWorkflowChanges } from "./edits.ts";
 import {
   CreateWorkflowBody,
   DeletedWorkflow,
@@ -58,11 +51,7 @@ export function workflowsRoutes(deps: Deps) {
       responses: { 201: { description: "The workflow", ...json(WorkflowSchema) } },
     }),
     async (c) => {
-      const body = c.req.valid("json");
-      const teamId = c.get("team").id;
-      await checkTemplates(deps.sql, teamId, body.steps);
-      const workflow = await createWorkflow(deps.sql, teamId, body);
-      workflowChanges.note();
+      const workflow = await saveNewWorkflow(deps.sql, c.get("team").id, c.req.valid("json"));
       return c.json(workflowJson(workflow), 201);
     },
   );
@@ -122,16 +111,8 @@ export function workflowsRoutes(deps: Deps) {
       responses: { 200: { description: "The workflow", ...json(WorkflowSchema) } },
     }),
     async (c) => {
-      const body = c.req.valid("json");
-      const teamId = c.get("team").id;
       const { id } = c.req.valid("param");
-      if (body.steps) {
-        await requireWorkflow(deps.sql, teamId, id);
-        await checkTemplates(deps.sql, teamId, body.steps);
-      }
-      const workflow = await updateWorkflow(deps.sql, teamId, id, body);
-      if (!workflow) throw new NotFoundError("Workflow not found", "workflow_not_found");
-      workflowChanges.note();
+      const workflow = await saveWorkflowChanges(deps.sql, c.get("team").id, id, c.req.valid("json"));
       return c.json(workflowJson(workflow), 200);
     },
   );
