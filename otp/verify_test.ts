@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { checkSchema, documentResolver } from "../api/fuzz/schema_check.ts";
+import { checkSchema, documentResolver } from "../harness/fuzz/schema_check.ts";
 import { dbTest, jsonRequest } from "../shared/testing.ts";
 import { openSandbox, otpWorld, wrong } from "./testing.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { createService } from "../../main.ts";
-import { caller } from "../../api/fuzz/fixtures.ts";
+import { caller } from "../../harness/fuzz/fixtures.ts";
 import { dbTest, testDeps, testTeam } from "../testing.ts";
 import { EXAMPLE } from "./examples.ts";
 

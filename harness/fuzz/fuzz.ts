@@ -9,7 +9,7 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { createService } from "../../main.ts";
-import { SendLane } from "../sending/send_lane.ts";
+import { SendLane } from "../../api/sending/send_lane.ts";
 import { setLogLevel } from "../../shared/log.ts";
 import { dbTest, testDeps, testTeam } from "../../shared/testing.ts";
 import { checkUntouched, snapshotTeam, teamFixture } from "./fixtures.ts";
