@@ -1,5 +1,6 @@
 import { once } from "node:events";
 import { connect } from "node:net";
+import { Duplex } from "node:stream";
 import postgres from "postgres";
 import type { Config } from "./config.ts";
 
@@ -113,7 +114,7 @@ function safeTransactions(address?: { host: string; port: number }): Record<stri
         await once(socket, "connect", { signal: AbortSignal.timeout(CONNECT_TIMEOUT_MS) });
       } catch (err) {
         socket.destroy();
-        throw err;
+        return failedSocket(err);
       }
       const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
       socket.write = ((...args: unknown[]) => {
@@ -131,6 +132,28 @@ function safeTransactions(address?: { host: string; port: number }): Record<stri
 
 /** postgres.js's own connect_timeout (30 s), for the sockets we open. */
 const CONNECT_TIMEOUT_MS = 30_000;
+
+/**
+ * A stand-in for a socket that could not connect, failing with `err` once postgres.js has taken
+ * it. Thrown from the socket factory, the error would leave postgres.js's connection "connecting"
+ * for good (it never closes it), so with the server away for a while every connection of the pool
+ * ended stuck and every query waited forever, the server back or not. The failure waits until
+ * postgres.js has written its startup message (on a setImmediate): a connection closed with that
+ * write pending never writes again (its write timer is cleared, not reset), and would hang instead.
+ */
+function failedSocket(err: unknown): Duplex {
+  const standIn = new Duplex({
+    read() {},
+    write(_chunk, _encoding, done) {
+      done();
+    },
+  });
+  setTimeout(() => standIn.destroy(err instanceof Error ? err : new Error(String(err))), FAILED_SOCKET_DELAY_MS);
+  return standIn;
+}
+
+/** Well after postgres.js's first write on a new socket (the next turn of the event loop). */
+const FAILED_SOCKET_DELAY_MS = 20;
 
 /**
  * The one TCP host and port of a server URL without TLS, where our socket can stand in for
