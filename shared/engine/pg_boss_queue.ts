@@ -99,7 +99,11 @@ export class PgBossQueue<J = unknown> implements JobQueue<J> {
       superviseIntervalSeconds: o.superviseSeconds,
       monitorIntervalSeconds: o.superviseSeconds,
     });
-    boss.on("error", (err) => log("warn", "job queue error", { error: String(err) }));
+    // Some of pg-boss's errors are plain objects (a failed statement's details), which String() hides.
+    boss.on("error", (err) => {
+      const error = err instanceof Error ? String(err) : JSON.stringify(err);
+      log("warn", "job queue error", { error });
+    });
     await boss.start();
     const settings = {
       notify: o.notify,
