@@ -1,13 +1,18 @@
 import { once } from "node:events";
 import { connect } from "node:net";
 import { Duplex } from "node:stream";
-import postgres from "postgres";
+import type postgresJs from "postgres";
+// The service's pool runs on a patched copy of postgres.js that survives its server going away (see its README).
+import patchedPostgres from "./vendor/postgres/src/index.js";
+
+/** postgres.js (the patched copy), typed as the npm package it is a copy of. */
+const postgres = patchedPostgres as unknown as typeof postgresJs;
 import type { Config } from "./config.ts";
 
 /** A postgres.js connection pool. */
-export type Sql = postgres.Sql;
+export type Sql = postgresJs.Sql;
 /** What a query function runs on: the pool or a transaction. */
-export type Db = postgres.Sql | postgres.TransactionSql;
+export type Db = postgresJs.Sql | postgresJs.TransactionSql;
 
 /** An open database and how to close it (and the embedded server, if any). */
 export interface Database {
@@ -173,6 +178,6 @@ export function plainTcpAddress(url: string): { host: string; port: number } | u
 }
 
 /** Marks a free-form object as a JSON parameter (for jsonb columns). */
-export function asJson(value: unknown): postgres.JSONValue {
-  return value as postgres.JSONValue;
+export function asJson(value: unknown): postgresJs.JSONValue {
+  return value as postgresJs.JSONValue;
 }
