@@ -96,6 +96,25 @@ export class ServiceProcess {
     throw new Error(`Cannot reach ${this.baseUrl}/healthz within ${timeoutMs} ms (see ${this.#logPath})`);
   }
 
+  /**
+   * Waits until GET /healthz answers 503 (the service's database away); answers the time it took from
+   * `since`. The check itself may take up to 5 s then (its own limit), so each request gets longer.
+   */
+  async waitUnavailable(since: number, timeoutMs = 30_000): Promise<number> {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      try {
+        const res = await fetch(`${this.baseUrl}/healthz`, { signal: AbortSignal.timeout(8_000) });
+        await res.body?.cancel();
+        if (res.status === 503) return Date.now() - since;
+      } catch {
+        // No answer in time: not the 503 a load balancer needs.
+      }
+      await delay(100);
+    }
+    throw new Error(`${this.baseUrl}/healthz did not answer 503 within ${timeoutMs} ms of the database going away`);
+  }
+
   /** SIGKILL: no shutdown handler runs, in-flight work is cut off wherever it is. */
   async kill(): Promise<void> {
     const child = this.#take();
