@@ -20,7 +20,7 @@
  * - `replicas`: three replicas with ENGINE=postgres on one database of DATABASE_URL's server,
  *   CRASH_REPLICA_KILLS SIGKILLs among them (one replica, every third time two), the others going on
  *   while the victims are down, then the victims restarted (a smaller scenario);
- * - `restart`: one process with ENGINE=postgres, and one with ENGINE=kv, on a PostgreSQL server of
+ * - `restart` (`restart-kv`): one process with ENGINE=postgres (ENGINE=kv) on a PostgreSQL server of
  *   the test's own (initdb in a temporary folder, private_postgres.ts), which is stopped (immediate)
  *   and started again CRASH_PG_RESTARTS times under load: /healthz must answer 503 while it is down
  *   and 200 after, and the service must deliver again by itself (a smaller scenario).
@@ -73,6 +73,35 @@ interface Run {
   prepare(): Promise<{ plan: RunPlan; teardown: () => Promise<void> } | string>;
 }
 
+/** The restart run under `engine`: one process on a PostgreSQL server of the test's own, which is stopped and started. */
+function restartRun(engine: "postgres" | "kv", random: () => number): Run {
+  return {
+    name: `restart (ENGINE=${engine})`,
+    async prepare() {
+      const parent = await Deno.makeTempDir({ prefix: "crash_pg_" });
+      const server = await PrivatePostgres.create(parent);
+      if (typeof server === "string") return `the restart run needs PostgreSQL installed: ${server}`;
+      const database = await freshDatabase("crash_restart", server.url);
+      return {
+        plan: {
+          ...COMMON,
+          label: `crash test, ${PG_RESTARTS} restarts of PostgreSQL under ENGINE=${engine} (seed ${SEED})`,
+          size: SMALL,
+          engine,
+          replicas: 1,
+          databaseUrl: database.url,
+          disrupt: restartDatabase(server, PG_RESTARTS, random),
+        },
+        teardown: async () => {
+          await database.drop().catch(() => {});
+          await server.remove();
+          await Deno.remove(parent, { recursive: true });
+        },
+      };
+    },
+  };
+}
+
 function runs(): Run[] {
   const random = seededRandom(SEED);
   const onServer = async (prefix: string) => {
@@ -117,31 +146,8 @@ function runs(): Run[] {
         };
       },
     }],
-    restart: (["postgres", "kv"] as const).map((engine) => ({
-      name: `restart (ENGINE=${engine})`,
-      async prepare() {
-        const parent = await Deno.makeTempDir({ prefix: "crash_pg_" });
-        const server = await PrivatePostgres.create(parent);
-        if (typeof server === "string") return `the restart run needs PostgreSQL installed: ${server}`;
-        const database = await freshDatabase("crash_restart", server.url);
-        return {
-          plan: {
-            ...COMMON,
-            label: `crash test, ${PG_RESTARTS} restarts of PostgreSQL under ENGINE=${engine} (seed ${SEED})`,
-            size: SMALL,
-            engine,
-            replicas: 1,
-            databaseUrl: database.url,
-            disrupt: restartDatabase(server, PG_RESTARTS, random),
-          },
-          teardown: async () => {
-            await database.drop().catch(() => {});
-            await server.remove();
-            await Deno.remove(parent, { recursive: true });
-          },
-        };
-      },
-    })),
+    restart: [restartRun("postgres", random)],
+    "restart-kv": [restartRun("kv", random)],
   };
   return RUNS.flatMap((name) => {
     if (!all[name]) throw new Error(`Unknown crash run ${name} (CRASH_RUNS): one of ${Object.keys(all).join(", ")}`);
