@@ -1,12 +1,18 @@
 import { once } from "node:events";
 import { connect } from "node:net";
-import postgres from "postgres";
+import { Duplex } from "node:stream";
+import type postgresJs from "postgres";
+// The service's pool runs on a patched copy of postgres.js that survives its server going away (see its README).
+import patchedPostgres from "./vendor/postgres/src/index.js";
+
+/** postgres.js (the patched copy), typed as the npm package it is a copy of. */
+const postgres = patchedPostgres as unknown as typeof postgresJs;
 import type { Config } from "./config.ts";
 
 /** A postgres.js connection pool. */
-export type Sql = postgres.Sql;
+export type Sql = postgresJs.Sql;
 /** What a query function runs on: the pool or a transaction. */
-export type Db = postgres.Sql | postgres.TransactionSql;
+export type Db = postgresJs.Sql | postgresJs.TransactionSql;
 
 /** An open database and how to close it (and the embedded server, if any). */
 export interface Database {
@@ -113,7 +119,7 @@ function safeTransactions(address?: { host: string; port: number }): Record<stri
         await once(socket, "connect", { signal: AbortSignal.timeout(CONNECT_TIMEOUT_MS) });
       } catch (err) {
         socket.destroy();
-        throw err;
+        return failedSocket(err);
       }
       const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
       socket.write = ((...args: unknown[]) => {
@@ -133,6 +139,28 @@ function safeTransactions(address?: { host: string; port: number }): Record<stri
 const CONNECT_TIMEOUT_MS = 30_000;
 
 /**
+ * A stand-in for a socket that could not connect, failing with `err` once postgres.js has taken
+ * it. Thrown from the socket factory, the error would leave postgres.js's connection "connecting"
+ * for good (it never closes it), so with the server away for a while every connection of the pool
+ * ended stuck and every query waited forever, the server back or not. The failure waits until
+ * postgres.js has written its startup message (on a setImmediate): a connection closed with that
+ * write pending never writes again (its write timer is cleared, not reset), and would hang instead.
+ */
+function failedSocket(err: unknown): Duplex {
+  const standIn = new Duplex({
+    read() {},
+    write(_chunk, _encoding, done) {
+      done();
+    },
+  });
+  setTimeout(() => standIn.destroy(err instanceof Error ? err : new Error(String(err))), FAILED_SOCKET_DELAY_MS);
+  return standIn;
+}
+
+/** Well after postgres.js's first write on a new socket (the next turn of the event loop). */
+const FAILED_SOCKET_DELAY_MS = 20;
+
+/**
  * The one TCP host and port of a server URL without TLS, where our socket can stand in for
  * postgres.js's; undefined for TLS, a Unix socket or several hosts (postgres.js opens those itself).
  */
@@ -150,6 +178,6 @@ export function plainTcpAddress(url: string): { host: string; port: number } | u
 }
 
 /** Marks a free-form object as a JSON parameter (for jsonb columns). */
-export function asJson(value: unknown): postgres.JSONValue {
-  return value as postgres.JSONValue;
+export function asJson(value: unknown): postgresJs.JSONValue {
+  return value as postgresJs.JSONValue;
 }

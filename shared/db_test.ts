@@ -36,3 +36,106 @@ Deno.test("plainTcpAddress() is the host and port of a plain TCP URL, and nothin
   assert.equal(plainTcpAddress("postgres://u@h1:5432,h2:5433/db"), undefined);
   assert.equal(plainTcpAddress("postgres://u@/db?host=/var/run/postgresql"), undefined);
 });
+
+/** A relay on loopback to the test server that can refuse connections and cut the ones it carries. */
+class Relay {
+  readonly port: number;
+  #listener: Deno.Listener | undefined;
+  #open = new Set<Deno.Conn>();
+
+  constructor(private readonly server: { host: string; port: number }) {
+    const probe = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    this.port = (probe.addr as Deno.NetAddr).port;
+    probe.close();
+  }
+
+  /** The server's URL through the relay. */
+  url(): string {
+    const url = new URL(Deno.env.get("DATABASE_URL")!);
+    url.hostname = "127.0.0.1";
+    url.port = String(this.port);
+    return url.toString();
+  }
+
+  start(): void {
+    const listener = this.#listener = Deno.listen({ hostname: "127.0.0.1", port: this.port });
+    (async () => {
+      for await (const client of listener) {
+        const upstream = await Deno.connect({ hostname: this.server.host, port: this.server.port });
+        this.#open.add(client).add(upstream);
+        client.readable.pipeTo(upstream.writable).catch(() => {});
+        upstream.readable.pipeTo(client.writable).catch(() => {});
+      }
+    })().catch(() => {});
+  }
+
+  /** Refuses new connections and cuts the open ones (the server gone). */
+  stop(): void {
+    this.#listener?.close();
+    this.#listener = undefined;
+    for (const conn of this.#open) {
+      try {
+        conn.close();
+      } catch { /* closed already */ }
+    }
+    this.#open.clear();
+  }
+}
+
+/** A test that needs the PostgreSQL server (DATABASE_URL), skipped without it. */
+function serverTest(name: string, fn: () => Promise<void>): void {
+  const url = Deno.env.get("DATABASE_URL");
+  Deno.test({
+    name: url ? name : `${name} (skipped: set DATABASE_URL to a PostgreSQL server)`,
+    ignore: !url,
+    sanitizeOps: false,
+    sanitizeResources: false,
+    fn,
+  });
+}
+
+/** `work`, or a rejection after `ms` (a hang fails the test rather than the suite). */
+function within<T>(work: Promise<T>, ms: number): Promise<T> {
+  return Promise.race([
+    work,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)),
+  ]);
+}
+
+serverTest("a pool whose server was away answers again once it is back", async () => {
+  const relay = new Relay(plainTcpAddress(Deno.env.get("DATABASE_URL")!)!);
+  const db = await connectDatabase({ ...testConfig(), DATABASE_URL: relay.url() }, { max: 3 });
+  try {
+    // More failures than connections in the pool: each one's connection failed to connect.
+    for (let i = 0; i < 6; i++) await assert.rejects(db.sql`select 1`);
+    relay.start();
+    // postgres.js retries with back-off (up to 20 s); before the fix every connection stayed "connecting" for good.
+    const [row] = await within(db.sql`select 42::int as n`, 40_000);
+    assert.equal(row.n, 42);
+  } finally {
+    await db.close().catch(() => {});
+    relay.stop();
+  }
+});
+
+serverTest("a transaction open when the server goes away fails, and the pool goes on once it is back", async () => {
+  const relay = new Relay(plainTcpAddress(Deno.env.get("DATABASE_URL")!)!);
+  relay.start();
+  const db = await connectDatabase({ ...testConfig(), DATABASE_URL: relay.url() }, { max: 2 });
+  try {
+    // postgres.js 3.4.9 runs the ROLLBACK on the closed connection and throws from a setImmediate,
+    // which ends the process (porsager/postgres#1208): the patched copy rejects it.
+    const cut = db.sql.begin(async (tx) => {
+      await tx`select 1`;
+      relay.stop();
+      await tx`select pg_sleep(0.2)`;
+    });
+    await assert.rejects(within(cut, 20_000), (err: Error) => !/no answer within/.test(err.message));
+    relay.start();
+    const [row] = await within(db.sql.begin((tx) => tx`select 7::int as n`), 40_000);
+    assert.equal(row.n, 7);
+  } finally {
+    await db.close().catch(() => {});
+    relay.stop();
+  }
+});

@@ -14,6 +14,24 @@ const Health = z.object({
 }).openapi("Health");
 
 /**
+ * How long /healthz waits for the database (and KV): with the server away, postgres.js keeps a
+ * query waiting for a connection while it retries with back-off (up to 20 s), so without a limit
+ * the check would hang rather than answer 503.
+ */
+const HEALTH_TIMEOUT_MS = 5_000;
+
+/** True when `check` succeeds within `ms`. */
+async function answersWithin(check: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), ms));
+  try {
+    return await Promise.race([check.then(() => true, () => false), timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
  * `GET /healthz`: 200 when what the engine keeps its state in answers (the database, and with
  * ENGINE=kv Deno KV), else 503, so that a load balancer takes a replica out while its database is
  * away; `GET /metrics`: Prometheus text.
@@ -36,8 +54,8 @@ export function systemRoutes(deps: Deps) {
     async (c) => {
       const engine = deps.config.ENGINE;
       const [database, kv] = await Promise.all([
-        deps.sql`select 1`.then(() => true, () => false),
-        engine === "kv" ? deps.kv.get(["health"]).then(() => true, () => false) : undefined,
+        answersWithin(deps.sql`select 1`.execute(), HEALTH_TIMEOUT_MS),
+        engine === "kv" ? answersWithin(deps.kv.get(["health"]), HEALTH_TIMEOUT_MS) : undefined,
       ]);
       const ok = database && kv !== false;
       const status = ok ? "ok" as const : "unavailable" as const;

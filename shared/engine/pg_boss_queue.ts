@@ -1,5 +1,5 @@
 import type postgres from "postgres";
-import { type Job as BossJob, type JobInsert, type JobResult, PgBoss } from "pg-boss";
+import { type Job as BossJob, type JobInsert, type JobResult, type JobWithMetadata, PgBoss } from "pg-boss";
 import { Batcher } from "../batcher.ts";
 import { log } from "../log.ts";
 import { postgresJsDb, transactionDb } from "./pg_boss_db.ts";
@@ -30,8 +30,9 @@ export interface PgBossQueueOptions {
   /** How many times a failed job is run again, with exponential back-off. */
   retryLimit?: number;
   /**
-   * Called when the last retry of a job enqueued `forTrigger` failed, so that its trigger shows
-   * failed rather than processing for good (SendState.markGivenUp).
+   * Called when pg-boss gives up on a job enqueued `forTrigger` (its last retry failed in our handler,
+   * or pg-boss's monitor failed it: heartbeat lost or expired with no retry left), so that its trigger
+   * shows failed rather than processing for good (SendState.markGivenUp). At least once per job.
    */
   onGivenUp?: (triggerId: string, jobId: string) => Promise<void>;
 }
@@ -55,6 +56,17 @@ const RETRY_DELAY_MAX_S = 300;
 const MAX_JOBS_PER_INSERT = 100;
 /** A job may run this long before it is failed even with heartbeats (s; pg-boss allows 24 h at most). */
 const EXPIRE_S = 3_600;
+/** Retries of a given-up record that could not be written (the database away): about an hour of back-off. */
+const GIVEN_UP_RETRY_LIMIT = 20;
+
+/**
+ * The dead letter queue of `queue`: pg-boss copies every job it fails for good into it, whoever failed
+ * it. Our handler sees only the failures it throws; a job whose consumer died on its last try is
+ * failed by pg-boss's monitor (heartbeat lost, expired) without it, and only this queue tells us.
+ */
+function givenUpQueue(queue: string): string {
+  return `${queue}_given_up`;
+}
 
 /** The job queue on pg-boss, over the service's postgres.js pool. */
 export class PgBossQueue<J = unknown> implements JobQueue<J> {
@@ -87,7 +99,11 @@ export class PgBossQueue<J = unknown> implements JobQueue<J> {
       superviseIntervalSeconds: o.superviseSeconds,
       monitorIntervalSeconds: o.superviseSeconds,
     });
-    boss.on("error", (err) => log("warn", "job queue error", { error: String(err) }));
+    // Some of pg-boss's errors are plain objects (a failed statement's details), which String() hides.
+    boss.on("error", (err) => {
+      const error = err instanceof Error ? String(err) : JSON.stringify(err);
+      log("warn", "job queue error", { error });
+    });
     await boss.start();
     const settings = {
       notify: o.notify,
@@ -98,8 +114,20 @@ export class PgBossQueue<J = unknown> implements JobQueue<J> {
       retryBackoff: true,
       retryDelayMax: RETRY_DELAY_MAX_S,
     };
-    if (await boss.getQueue(o.queue)) await boss.updateQueue(o.queue, settings);
-    else await boss.createQueue(o.queue, settings).catch(ignoreIfCreatedMeanwhile);
+    // The dead letter queue first: a queue's deadLetter must name a queue that exists.
+    const givenUp = givenUpQueue(o.queue);
+    if (!await boss.getQueue(givenUp)) {
+      await boss.createQueue(givenUp, {
+        retryLimit: GIVEN_UP_RETRY_LIMIT,
+        retryDelay: RETRY_DELAY_S,
+        retryBackoff: true,
+        retryDelayMax: RETRY_DELAY_MAX_S,
+      }).catch(ignoreIfCreatedMeanwhile);
+    }
+    // Jobs take the dead letter queue when they are inserted (jobs already waiting keep none).
+    const main = { ...settings, deadLetter: givenUp };
+    if (await boss.getQueue(o.queue)) await boss.updateQueue(o.queue, main);
+    else await boss.createQueue(o.queue, main).catch(ignoreIfCreatedMeanwhile);
     return new PgBossQueue<J>(boss, o);
   }
 
@@ -131,6 +159,19 @@ export class PgBossQueue<J = unknown> implements JobQueue<J> {
       },
       (jobs: BossJob<J>[]) => Promise.all(jobs.map((job) => this.#runOne(job, handler))),
     );
+    // Every replica consumes the jobs given up; a record that cannot be written is retried by pg-boss.
+    await this.#boss.work(
+      givenUpQueue(queue),
+      { batchSize, pollingIntervalSeconds: pollSeconds, includeMetadata: true },
+      async (jobs: JobWithMetadata<Record<string, unknown>>[]) => {
+        for (const job of jobs) {
+          const triggerId = job.data?.[FOR_TRIGGER];
+          const jobId = job.sourceId ?? job.id;
+          log("warn", "job given up", { job_id: jobId, trigger_id: triggerId });
+          if (typeof triggerId === "string") await this.#options.onGivenUp?.(triggerId, jobId);
+        }
+      },
+    );
   }
 
   async stop(): Promise<void> {
@@ -147,12 +188,7 @@ export class PgBossQueue<J = unknown> implements JobQueue<J> {
         job_id: job.id,
         error: String(err),
       });
-      const triggerId = (job.data as Record<string, unknown>)[FOR_TRIGGER];
-      if (last && typeof triggerId === "string") {
-        await this.#options.onGivenUp?.(triggerId, job.id).catch((e) =>
-          log("error", "cannot record a job given up", { job_id: job.id, error: String(e) })
-        );
-      }
+      // Failed for good, pg-boss moves it to the dead letter queue, where listen() records it given up.
       return { id: job.id, status: "failed", output: { message: String(err) } };
     }
   }

@@ -9,10 +9,16 @@ export const DATABASE_URL = Deno.env.get("DATABASE_URL");
 /** The poll the tests run the queue with (s). */
 export const TEST_POLL_SECONDS = 0.5;
 
-let fixture: Promise<QueueFixture & { schema: string }> | undefined;
+/** The contract's fixture, plus queues opened with other options (`openWith`). */
+type PgBossFixture = QueueFixture & {
+  schema: string;
+  openWith(queue: string, options: PgBossQueueOptions): Promise<PgBossQueue<ContractJob>>;
+};
+
+let fixture: Promise<PgBossFixture> | undefined;
 
 /** One pool and one fresh pg-boss schema per test process; queues in it are opened per test. */
-export function pgBossFixture(): Promise<QueueFixture & { schema: string }> {
+export function pgBossFixture(): Promise<PgBossFixture> {
   fixture ??= (() => {
     const sql = postgres(DATABASE_URL!, { max: 10, onnotice: () => {} });
     const schema = `pgboss_test_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
@@ -21,6 +27,8 @@ export function pgBossFixture(): Promise<QueueFixture & { schema: string }> {
       schema,
       pollMs: TEST_POLL_SECONDS * 1_000,
       open: (queue: string) => PgBossQueue.start<ContractJob>(sql, testQueueOptions(schema, queue)),
+      openWith: (queue, options) =>
+        PgBossQueue.start<ContractJob>(sql, { ...testQueueOptions(schema, queue), ...options }),
     });
   })();
   return fixture;

@@ -76,24 +76,48 @@ export class ServiceProcess {
 
   /** Waits until GET /healthz answers 200; answers the time it took from `since`. */
   async waitHealthy(since: number, timeoutMs = 60_000): Promise<number> {
+    const took = await this.#waitForHealth(200, since, timeoutMs, 2_000);
+    if (took === undefined) {
+      throw new Error(`Cannot reach ${this.baseUrl}/healthz within ${timeoutMs} ms (see ${this.#logPath})`);
+    }
+    return took;
+  }
+
+  /**
+   * Waits until GET /healthz answers 503 (the service's database away); answers the time it took from
+   * `since`. The check itself may take up to 5 s then (its own limit), so each request gets longer.
+   */
+  async waitUnavailable(since: number, timeoutMs = 30_000): Promise<number> {
+    const took = await this.#waitForHealth(503, since, timeoutMs, 8_000);
+    if (took === undefined) {
+      throw new Error(`${this.baseUrl}/healthz did not answer 503 within ${timeoutMs} ms of the database going away`);
+    }
+    return took;
+  }
+
+  /** Polls GET /healthz until it answers `status`: the time from `since`, or undefined after `timeoutMs`. */
+  async #waitForHealth(
+    status: number,
+    since: number,
+    timeoutMs: number,
+    requestTimeoutMs: number,
+  ): Promise<number | undefined> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
       if (this.#child === undefined) throw new Error("Cannot wait for the service: it is not running");
       if (this.#exited) {
-        throw new Error(
-          `The service exited with code ${this.#exited.code} before it was healthy (see ${this.#logPath})`,
-        );
+        throw new Error(`The service exited with code ${this.#exited.code} (see ${this.#logPath})`);
       }
       try {
-        const res = await fetch(`${this.baseUrl}/healthz`, { signal: AbortSignal.timeout(2_000) });
+        const res = await fetch(`${this.baseUrl}/healthz`, { signal: AbortSignal.timeout(requestTimeoutMs) });
         await res.body?.cancel();
-        if (res.status === 200) return Date.now() - since;
+        if (res.status === status) return Date.now() - since;
       } catch {
-        // Not listening yet.
+        // Not listening yet, or no answer in time.
       }
       await delay(50);
     }
-    throw new Error(`Cannot reach ${this.baseUrl}/healthz within ${timeoutMs} ms (see ${this.#logPath})`);
+    return undefined;
   }
 
   /** SIGKILL: no shutdown handler runs, in-flight work is cut off wherever it is. */
