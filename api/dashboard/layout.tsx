@@ -17,6 +17,7 @@ const SECTIONS = [
   { id: "webhooks", label: "Webhooks", path: "/webhooks", owner: false },
   { id: "wallet", label: "Wallet", path: "/wallet", owner: false },
   { id: "keys", label: "API keys", path: "/keys", owner: false },
+  { id: "channel-accounts", label: "Channel accounts", path: "/channel-accounts", owner: true },
   { id: "team", label: "Team", path: "/team", owner: true },
 ] as const;
 

@@ -1,0 +1,11 @@
+import { Hono } from "hono";
+import type { Deps } from "../../shared/deps.ts";
+import { channelAccountsRoutes } from "./channel_accounts.tsx";
+import type { DashboardEnv } from "./env.ts";
+
+/** The pages about accounts: the team's channel accounts, your own account, the team's people. */
+export function accountRoutes(deps: Deps) {
+  const app = new Hono<DashboardEnv>();
+  app.route("/", channelAccountsRoutes(deps));
+  return app;
+}
