@@ -36,7 +36,7 @@ function Header(props: { user: SessionUser }) {
       <span class="team">{user.teamName}</span>
       <div class="who">
         <span>
-          {user.email} <span>({user.role})</span>
+          <a href={`${BASE}/account`}>{user.email}</a> <span>({user.role})</span>
         </span>
         <form method="post" action={`${BASE}/sign-out`}>
           <CsrfField user={user} />
