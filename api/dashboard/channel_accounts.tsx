@@ -204,7 +204,7 @@ function ChannelSection(props: { user: SessionUser; list: ChannelAccountList; ma
               {PROVIDERS_BY_CHANNEL[channel].map((p) => <option key={p} value={p}>{PROVIDER_LABELS[p]}</option>)}
             </select>
           </div>
-          <button type="submit">Add a {CHANNEL_LABELS[channel]} account</button>
+          <button type="submit">Add an account</button>
         </form>
       )}
     </section>
