@@ -471,13 +471,23 @@ export function channelAccountsRoutes(deps: Deps) {
     return c.html(<AccountFormPage user={user} channel={channel} provider={account.provider} account={account} />);
   });
 
+  /**
+   * The channel and the team's opened accounts of it, with the index of the one the path names;
+   * undefined (a 404) for another team's account, an unknown one or an unknown channel.
+   */
+  async function target(c: Context<DashboardEnv>) {
+    const channel = c.req.param("channel");
+    if (!isChannel(channel)) return undefined;
+    const current = await opened(c.get("user").teamId, channel);
+    const index = current.accounts.findIndex((a) => a.id === c.req.param("id"));
+    return index < 0 ? undefined : { channel, current, index };
+  }
+
   app.post("/channel-accounts/:channel/:id", async (c) => {
     const user = c.get("user");
-    const channel = c.req.param("channel");
-    if (!isChannel(channel)) return notFound(c);
-    const current = await opened(user.teamId, channel);
-    const index = current.accounts.findIndex((a) => a.id === c.req.param("id"));
-    if (index < 0) return notFound(c);
+    const found = await target(c);
+    if (!found) return notFound(c);
+    const { channel, current, index } = found;
     const edited = current.accounts[index];
     const masked = (await listChannelAccounts(deps.sql, user.teamId, channel)).accounts[index];
     const formTarget = { provider: edited.provider, account: masked };
@@ -490,21 +500,17 @@ export function channelAccountsRoutes(deps: Deps) {
   });
 
   app.post("/channel-accounts/:channel/:id/remove", async (c) => {
-    const channel = c.req.param("channel");
-    if (!isChannel(channel)) return notFound(c);
-    const current = await opened(c.get("user").teamId, channel);
-    const index = current.accounts.findIndex((a) => a.id === c.req.param("id"));
-    if (index < 0) return notFound(c);
+    const found = await target(c);
+    if (!found) return notFound(c);
+    const { channel, current, index } = found;
     const accounts = current.accounts.filter((_, i) => i !== index).map(asInput);
     return await save(c, channel, accounts, current.failoverOnTimeout);
   });
 
   app.post("/channel-accounts/:channel/:id/move", async (c) => {
-    const channel = c.req.param("channel");
-    if (!isChannel(channel)) return notFound(c);
-    const current = await opened(c.get("user").teamId, channel);
-    const index = current.accounts.findIndex((a) => a.id === c.req.param("id"));
-    if (index < 0) return notFound(c);
+    const found = await target(c);
+    if (!found) return notFound(c);
+    const { channel, current, index } = found;
     const to = index + (field(await c.req.parseBody(), "direction") === "up" ? -1 : 1);
     const accounts = current.accounts.map(asInput);
     if (to >= 0 && to < accounts.length) [accounts[index], accounts[to]] = [accounts[to], accounts[index]];
@@ -512,17 +518,13 @@ export function channelAccountsRoutes(deps: Deps) {
   });
 
   app.post("/channel-accounts/:channel/:id/check", async (c) => {
-    const channel = c.req.param("channel");
-    if (!isChannel(channel)) return notFound(c);
-    const current = await opened(c.get("user").teamId, channel);
-    const index = current.accounts.findIndex((a) => a.id === c.req.param("id"));
-    if (index < 0) return notFound(c);
+    const found = await target(c);
+    if (!found) return notFound(c);
+    const { channel, current, index } = found;
     const account = current.accounts[index];
     const result = await checkAccount(account);
-    return await render(c, {
-      name: `${CHANNEL_LABELS[channel]} account ${index + 1} (${PROVIDER_LABELS[account.provider]})`,
-      result,
-    });
+    const name = `${CHANNEL_LABELS[channel]} account ${index + 1} (${PROVIDER_LABELS[account.provider]})`;
+    return await render(c, { name, result });
   });
 
   return app;
