@@ -65,9 +65,11 @@ export async function connectDatabase(config: Config, options: ConnectOptions = 
 
 async function startEmbedded(dir: string, connection?: Record<string, string>): Promise<Database> {
   const { PGlite } = await import("@electric-sql/pglite");
+  // Contact search's trigram index (migration 027): PGlite ships pg_trgm as an extension to load.
+  const { pg_trgm } = await import("@electric-sql/pglite/contrib/pg_trgm");
   const { PGLiteSocketServer } = await import("@electric-sql/pglite-socket");
   if (!dir.startsWith("memory://")) await Deno.mkdir(dir, { recursive: true });
-  const pglite = await PGlite.create(dir);
+  const pglite = await PGlite.create(dir, { extensions: { pg_trgm } });
   const server = new PGLiteSocketServer({ db: pglite, port: 0, host: "127.0.0.1" });
   await server.start();
   const port = Number(String(server.getServerConn()).split(":").pop());

@@ -1,5 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import {
+  type ChannelAccountList,
   channelAccountsKey,
   listChannelAccounts,
   MissingKeyError,
@@ -7,6 +8,7 @@ import {
 } from "../../shared/channel_accounts.ts";
 import type { Deps } from "../../shared/deps.ts";
 import { ValidationError } from "../../shared/errors.ts";
+import type { Channel } from "../../shared/providers/types.ts";
 import { newRouter } from "../../shared/http/app.ts";
 import { jsonBody, jsonResponse, timestamp } from "../../shared/http/schemas.ts";
 import { log } from "../../shared/log.ts";
@@ -21,7 +23,7 @@ const baseUrl = z.url().max(2048).optional().openapi({
 });
 
 /** One account: its provider, that provider's credentials, and optionally where to reach it. */
-const AccountBody = z.discriminatedUnion("provider", [
+export const AccountBody = z.discriminatedUnion("provider", [
   z.strictObject({ provider: z.literal("twilio"), credentials: CREDENTIAL_SCHEMAS.twilio, base_url: baseUrl }),
   z.strictObject({ provider: z.literal("vonage"), credentials: CREDENTIAL_SCHEMAS.vonage, base_url: baseUrl }),
   z.strictObject({ provider: z.literal("resend"), credentials: CREDENTIAL_SCHEMAS.resend, base_url: baseUrl }),
@@ -101,6 +103,46 @@ async function addressRefusal(deps: Deps, account: z.infer<typeof AccountBody>):
   return undefined;
 }
 
+/** One account of a PUT body, as validated. */
+export type AccountInput = z.infer<typeof AccountBody>;
+
+/**
+ * Checks a channel's accounts (each provider carries the channel; no private address unless allowed),
+ * then stores them in this order, sealed; what the admin API's PUT and the dashboard both save through.
+ * A ValidationError names the account (`accounts.<i>.…`); MissingKeyError without CHANNEL_ACCOUNTS_KEY.
+ */
+export async function saveChannelAccounts(
+  deps: Deps,
+  teamId: string,
+  channel: Channel,
+  accounts: AccountInput[],
+  failoverOnTimeout: boolean,
+): Promise<ChannelAccountList> {
+  for (const [i, account] of accounts.entries()) {
+    if (!carries(channel, account.provider)) {
+      throw new ValidationError(
+        `accounts.${i}.provider: ${account.provider} cannot send ${channel} (${channel} takes: ${
+          PROVIDERS_BY_CHANNEL[channel].join(", ")
+        })`,
+        "provider_not_for_channel",
+      );
+    }
+    const refusal = await addressRefusal(deps, account);
+    if (refusal) throw new ValidationError(`accounts.${i}.${refusal}`, "invalid_provider_url");
+  }
+  if (!deps.config.CHANNEL_ACCOUNTS_KEY) throw new MissingKeyError();
+  const key = await channelAccountsKey(deps.config.CHANNEL_ACCOUNTS_KEY);
+  const list = await putChannelAccounts(deps.sql, key, { teamId, channel, failoverOnTimeout }, accounts);
+  // Which providers, never what credentials.
+  log("info", "channel accounts set", {
+    team_id: teamId,
+    channel,
+    providers: list.accounts.map((a) => a.provider),
+    failover_on_timeout: list.failover_on_timeout,
+  });
+  return list;
+}
+
 /** A team's own provider accounts per channel: set as a whole, read back masked. */
 export function adminChannelAccountRoutes(deps: Deps) {
   const app = newRouter();
@@ -130,32 +172,7 @@ export function adminChannelAccountRoutes(deps: Deps) {
       const { team_id, channel } = c.req.valid("param");
       const team = await requireTeam(deps.sql, team_id);
       const body = c.req.valid("json");
-      for (const [i, account] of body.accounts.entries()) {
-        if (!carries(channel, account.provider)) {
-          throw new ValidationError(
-            `accounts.${i}.provider: ${account.provider} cannot send ${channel} (${channel} takes: ${
-              PROVIDERS_BY_CHANNEL[channel].join(", ")
-            })`,
-            "provider_not_for_channel",
-          );
-        }
-        const refusal = await addressRefusal(deps, account);
-        if (refusal) throw new ValidationError(`accounts.${i}.${refusal}`, "invalid_provider_url");
-      }
-      if (!deps.config.CHANNEL_ACCOUNTS_KEY) throw new MissingKeyError();
-      const key = await channelAccountsKey(deps.config.CHANNEL_ACCOUNTS_KEY);
-      const list = await putChannelAccounts(deps.sql, key, {
-        teamId: team.id,
-        channel,
-        failoverOnTimeout: body.failover_on_timeout ?? false,
-      }, body.accounts);
-      // Which providers, never what credentials.
-      log("info", "channel accounts set", {
-        team_id: team.id,
-        channel,
-        providers: list.accounts.map((a) => a.provider),
-        failover_on_timeout: list.failover_on_timeout,
-      });
+      const list = await saveChannelAccounts(deps, team.id, channel, body.accounts, body.failover_on_timeout ?? false);
       return c.json(list, 200);
     },
   );

@@ -18,6 +18,7 @@ const SECTIONS = [
   { id: "webhooks", label: "Webhooks", path: "/webhooks", owner: false },
   { id: "wallet", label: "Wallet", path: "/wallet", owner: false },
   { id: "keys", label: "API keys", path: "/keys", owner: false },
+  { id: "channel-accounts", label: "Channel accounts", path: "/channel-accounts", owner: true },
   { id: "team", label: "Team", path: "/team", owner: true },
 ] as const;
 
@@ -36,7 +37,7 @@ function Header(props: { user: SessionUser }) {
       <span class="team">{user.teamName}</span>
       <div class="who">
         <span>
-          {user.email} <span>({user.role})</span>
+          <a href={`${BASE}/account`}>{user.email}</a> <span>({user.role})</span>
         </span>
         <form method="post" action={`${BASE}/sign-out`}>
           <CsrfField user={user} />

@@ -14,6 +14,7 @@ import {
 } from "./assets.ts";
 import { csrfTokenMatches, sameOriginPosts } from "./csrf.ts";
 import type { DashboardEnv } from "./env.ts";
+import { accountRoutes } from "./account_routes.ts";
 import { contactsRoutes } from "./contacts.tsx";
 import { importRoutes } from "./imports.tsx";
 import { keysRoutes } from "./keys.tsx";
@@ -117,6 +118,7 @@ export function dashboardRoutes(deps: Deps) {
   app.route("/", walletRoutes(deps));
   app.route("/", webhooksRoutes(deps));
   app.route("/", workflowsRoutes(deps));
+  app.route("/", accountRoutes(deps));
   app.all("*", (c) => {
     const message = "There is no such page in the dashboard.";
     return c.html(<MessagePage title="Page not found" message={message} user={c.get("user")} />, 404);

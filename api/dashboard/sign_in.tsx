@@ -45,12 +45,16 @@ function SignInPage(props: { error?: string; email?: string }) {
   );
 }
 
-function tooMany(c: Context, until: number, now: number): Promise<Response> | Response {
-  const seconds = Math.ceil((until - now) / 1000);
-  c.header("Retry-After", String(seconds));
+/** What a locked account or address is told: when it may try again. */
+export function tooManyMessage(until: number, now: number): string {
+  const minutes = Math.ceil((until - now) / 60_000);
   const at = new Date(until).toISOString().slice(11, 16);
-  const message = `Too many failed sign-ins. Try again in ${Math.ceil(seconds / 60)} minutes (after ${at} UTC).`;
-  return c.html(<MessagePage title="Too many sign-in attempts" message={message} />, 429);
+  return `Too many failed sign-ins. Try again in ${minutes} minutes (after ${at} UTC).`;
+}
+
+function tooMany(c: Context, until: number, now: number): Promise<Response> | Response {
+  c.header("Retry-After", String(Math.ceil((until - now) / 1000)));
+  return c.html(<MessagePage title="Too many sign-in attempts" message={tooManyMessage(until, now)} />, 429);
 }
 
 /** The sign-in page and its form: a session cookie on success, throttled failures per account and IP. */

@@ -6,6 +6,7 @@ import { MAX_EMAIL_LENGTH } from "../../shared/email.ts";
 import type { DashboardEnv } from "./env.ts";
 import { BASE, CsrfField, Page, When } from "./layout.tsx";
 import { ownerOnly } from "./owner_only.tsx";
+import { PersonActions } from "./team_users.tsx";
 import { listTeamUsers } from "./queries.ts";
 import type { SessionUser } from "./sessions.ts";
 
@@ -14,7 +15,7 @@ const Invite = z.object({ email: z.email().max(MAX_EMAIL_LENGTH), role: z.enum([
 /** What the page says after an invitation: the new user's password (shown once), or why it failed. */
 type Outcome = { invited: { email: string; password: string } } | { error: string };
 
-function UserTable(props: { users: DashboardUser[] }) {
+function UserTable(props: { users: DashboardUser[]; user: SessionUser }) {
   return (
     <div class="table-wrap">
       <table>
@@ -23,6 +24,9 @@ function UserTable(props: { users: DashboardUser[] }) {
             <th scope="col">Email</th>
             <th scope="col">Role</th>
             <th scope="col">Added</th>
+            <th scope="col">
+              <span class="skip">Actions</span>
+            </th>
           </tr>
         </thead>
         <tbody>
@@ -33,6 +37,7 @@ function UserTable(props: { users: DashboardUser[] }) {
               <td data-label="Added">
                 <When at={u.created_at} />
               </td>
+              <td class="actions">{u.id !== props.user.id && <PersonActions user={props.user} person={u} />}</td>
             </tr>
           ))}
         </tbody>
@@ -82,9 +87,9 @@ function TeamPage(props: { user: SessionUser; users: DashboardUser[]; outcome?: 
       {outcome && "error" in outcome && <p class="card alert" role="alert">{outcome.error}</p>}
       <section class="card" aria-labelledby="people-title">
         <h2 id="people-title">People</h2>
-        {props.users.length > 1 ? <UserTable users={props.users} /> : (
+        {props.users.length > 1 ? <UserTable users={props.users} user={props.user} /> : (
           <>
-            <UserTable users={props.users} />
+            <UserTable users={props.users} user={props.user} />
             <p class="empty">You are the only one here so far. Invite a teammate below.</p>
           </>
         )}

@@ -17,6 +17,9 @@ import { ownerOnly } from "./owner_only.tsx";
 import { Badge, Pager } from "./paging.tsx";
 import type { SessionUser } from "./sessions.ts";
 import { retryDelivery } from "./webhook_retry.ts";
+import { CreateEndpointForm, parseEndpointForm } from "./webhook_form.tsx";
+import { registerEndpoint } from "../webhooks/routes.ts";
+import { AppError } from "../../shared/errors.ts";
 
 /** Delivery attempts on one page. */
 const PAGE_SIZE = 25;
@@ -64,7 +67,7 @@ function EndpointTable(props: { endpoints: EndpointRow[] }) {
   );
 }
 
-function WebhooksPage(props: { user: SessionUser; endpoints: EndpointRow[] }) {
+function WebhooksPage(props: { user: SessionUser; endpoints: EndpointRow[]; error?: string; url?: string }) {
   return (
     <Page title="Webhooks" user={props.user} active="webhooks">
       <h1>Webhooks</h1>
@@ -76,18 +79,19 @@ function WebhooksPage(props: { user: SessionUser; endpoints: EndpointRow[] }) {
               <strong>No webhook endpoints yet.</strong>
             </p>
             <p>
-              Register your first HTTPS endpoint with <code>POST /api/v1/webhooks</code>{" "}
-              and a secret key: its deliveries, their failures and a retry button appear here.
+              Add your first HTTPS endpoint below (or with <code>POST /api/v1/webhooks</code>{" "}
+              and a secret key): its deliveries, their failures and a retry button appear here.
             </p>
           </div>
         )}
       </section>
+      {props.user.role === "owner" && <CreateEndpointForm user={props.user} error={props.error} url={props.url} />}
     </Page>
   );
 }
 
 /** What the endpoint page says at the top after an action. */
-type Notice = { secret: string } | { retried: string } | { enabled: true };
+type Notice = { secret: string; created?: boolean } | { retried: string } | { enabled: true };
 
 function DeliveryTable(
   props: { user: SessionUser; endpoint: EndpointRow; attempts: AttemptRow[]; delivered: Set<string> },
@@ -164,8 +168,12 @@ function EndpointPage(
       </h1>
       {notice && "secret" in notice && (
         <section class="card notice" role="status" aria-labelledby="secret-title">
-          <h2 id="secret-title">The new signing secret</h2>
-          <p>Copy it now: it is shown only this once. The old secret also signs deliveries for the next 24 hours.</p>
+          <h2 id="secret-title">{notice.created ? "The endpoint's signing secret" : "The new signing secret"}</h2>
+          <p>
+            Copy it now: it is shown only this once. {notice.created
+              ? "Your receiver checks each delivery's signature with it."
+              : "The old secret also signs deliveries for the next 24 hours."}
+          </p>
           <code class="secret" id="new-secret">{notice.secret}</code>
         </section>
       )}
@@ -288,6 +296,24 @@ export function webhooksRoutes(deps: Deps) {
     await updateEndpoint(deps.sql, user.teamId, endpoint.id, { is_active: true });
     invalidateEndpointCache(user.teamId);
     return c.redirect(`${BASE}/webhooks/${endpoint.id}?enabled=1`, 303);
+  });
+
+  app.post("/webhooks", ownerOnly("add webhook endpoints"), async (c) => {
+    const user = c.get("user");
+    const form = parseEndpointForm(await c.req.parseBody({ all: true }));
+    const page = async (error: string) => {
+      const endpoints = await listEndpoints(deps.sql, user.teamId);
+      return c.html(<WebhooksPage user={user} endpoints={endpoints} error={error} url={form.url} />, 400);
+    };
+    if (!form.body) return await page(form.error);
+    try {
+      const created = await registerEndpoint(deps, user.teamId, form.body);
+      return c.html(await endpointPage(user, created, undefined, { secret: created.secret, created: true }), 201);
+    } catch (error) {
+      // The API's refusals (a private address, too many endpoints) as the form's message.
+      if (error instanceof AppError && error.status === 400) return await page(`Not added: ${error.message}.`);
+      throw error;
+    }
   });
 
   app.post("/webhooks/:id/rotate-secret", ownerOnly("rotate a webhook's signing secret"), async (c) => {

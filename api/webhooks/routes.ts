@@ -60,6 +60,26 @@ async function checkUrl(deps: Deps, url: string): Promise<void> {
   if (refusal) throw new ValidationError(refusal, "invalid_webhook_url");
 }
 
+/**
+ * Registers an endpoint of the team with a new secret (in the row answered): the URL's SSRF rule,
+ * the limit per team, events deduplicated (null: every event). The API's POST and the dashboard's
+ * form both register through it.
+ */
+export async function registerEndpoint(
+  deps: Deps,
+  teamId: string,
+  body: { url: string; events?: string[] },
+): Promise<EndpointRow> {
+  await checkUrl(deps, body.url);
+  if (await countEndpoints(deps.sql, teamId) >= MAX_ENDPOINTS) {
+    throw new ValidationError(`Cannot register more than ${MAX_ENDPOINTS} webhook endpoints`, "too_many_webhooks");
+  }
+  const events = body.events ? [...new Set(body.events)] : null;
+  const row = await createEndpoint(deps.sql, teamId, { url: body.url, events, secret: newWebhookSecret() });
+  invalidateEndpointCache(teamId);
+  return row;
+}
+
 /** Outbound webhook endpoints under /api/v1/webhooks. */
 export function webhooksRoutes(deps: Deps) {
   const app = newRouter();
@@ -79,15 +99,7 @@ export function webhooksRoutes(deps: Deps) {
       responses: { 201: jsonResponse(WebhookEndpointWithSecret, "The endpoint and its secret"), ...errors(400) },
     }),
     async (c) => {
-      const body = c.req.valid("json");
-      await checkUrl(deps, body.url);
-      const teamId = c.get("team").id;
-      if (await countEndpoints(db, teamId) >= MAX_ENDPOINTS) {
-        throw new ValidationError(`Cannot register more than ${MAX_ENDPOINTS} webhook endpoints`, "too_many_webhooks");
-      }
-      const events = body.events ? [...new Set(body.events)] : null;
-      const row = await createEndpoint(db, teamId, { url: body.url, events, secret: newWebhookSecret() });
-      invalidateEndpointCache(teamId);
+      const row = await registerEndpoint(deps, c.get("team").id, c.req.valid("json"));
       return c.json({ ...endpointBody(row), secret: row.secret }, 201);
     },
   );

@@ -44,18 +44,23 @@ function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (ch) => `\\${ch}`);
 }
 
+/**
+ * The four searched fields as one text: the expression of the trigram index contacts_search_trgm
+ * (migration 027), which an ILIKE on it uses; change both together.
+ */
+export function contactSearchText(db: Db): postgres.Fragment {
+  return db`(coalesce(first_name, '') || e'\\n' || coalesce(last_name, '') || e'\\n' || coalesce(email, '') || e'\\n' ||
+    coalesce(external_id, ''))`;
+}
+
 function where(db: Db, teamId: string, f: ContactFilters): postgres.Fragment {
-  const pattern = f.search ? `%${escapeLike(f.search)}%` : "";
+  // The fields are joined by newlines: a term's own newline (searched as a space) must not span two.
+  const pattern = f.search ? `%${escapeLike(f.search.replaceAll("\n", " "))}%` : "";
   return db`team_id = ${teamId}
     ${f.tags && f.tags.length > 0 ? db`and tags @> ${f.tags}::text[]` : db``}
     ${f.isActive === undefined ? db`` : db`and is_active = ${f.isActive}`}
     ${f.isUnsubscribed === undefined ? db`` : db`and is_unsubscribed = ${f.isUnsubscribed}`}
-    ${
-    f.search
-      ? db`and (first_name ilike ${pattern} or last_name ilike ${pattern}
-        or email ilike ${pattern} or external_id ilike ${pattern})`
-      : db``
-  }
+    ${f.search ? db`and ${contactSearchText(db)} ilike ${pattern}` : db``}
     ${f.createdAfter ? db`and created_at > ${f.createdAfter}` : db``}
     ${f.createdBefore ? db`and created_at < ${f.createdBefore}` : db``}
     ${f.email ? db`and lower(email) = lower(${f.email})` : db``}

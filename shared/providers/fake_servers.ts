@@ -144,7 +144,7 @@ interface FakeResendDomain {
 }
 
 /**
- * Resend's domains API (`POST /domains`, `GET /domains/{id}`, `POST /domains/{id}/verify`, `DELETE
+ * Resend's domains API (`POST /domains`, `GET /domains` (the list), `GET /domains/{id}`, `POST /domains/{id}/verify`, `DELETE
  * /domains/{id}`): a new domain is `not_started` with the SPF and DKIM records Resend asks for; a
  * verify makes it `pending`, and the next read finds it `verified` when its name is in `published`
  * (its records are in DNS), else still `pending`, as Resend's checks take their time.
@@ -207,6 +207,10 @@ function resendDomains(published: Set<string>) {
       domains.set(domain.id, domain);
       return json(200, { ...domain, capabilities: { sending: "enabled", receiving: "disabled" } });
     }
+    if (method === "GET" && !id) {
+      const data = [...domains.values()].map(({ records: _, ...d }) => d);
+      return json(200, { object: "list", has_more: false, data });
+    }
     const domain = id ? domains.get(id) : undefined;
     if (!domain) return notFound();
     if (method === "GET" && !action) {
@@ -258,7 +262,8 @@ export interface FakeTwilio extends FakeServer {
 }
 
 /**
- * Starts a fake Twilio API: `POST /2010-04-01/Accounts/{sid}/Messages.json` creates a message, and
+ * Starts a fake Twilio API: `GET /2010-04-01/Accounts/{sid}.json` shows the account, `POST
+ * /2010-04-01/Accounts/{sid}/Messages.json` creates a message, and
  * `GET` on the same path lists the messages created, newest first, filtered by `To`, `From`,
  * `DateSent>` and `DateSent<` and paged by `PageSize`/`Page`, in Twilio's page shape. `errors` (by
  * `To`) is read at each request, a create's or a list's; a message it accepts is created and
@@ -276,6 +281,7 @@ export function startFakeTwilio(
   const twilioError = (e: TwilioErrorBody) =>
     json(e.status, { ...e, more_info: `https://www.twilio.com/docs/errors/${e.code}` });
   const messagesPath = `/2010-04-01/Accounts/${options.accountSid}/Messages.json`;
+  const accountPath = `/2010-04-01/Accounts/${options.accountSid}.json`;
   const messages: FakeTwilioMessage[] = [];
   const fake = serveFake(async (request, body) => {
     const expected = `Basic ${btoa(`${options.accountSid}:${options.authToken}`)}`;
@@ -283,6 +289,15 @@ export function startFakeTwilio(
       return twilioError({ status: 401, code: 20003, message: "Authenticate" });
     }
     const url = new URL(request.url);
+    if (request.method === "GET" && url.pathname === accountPath) {
+      return json(200, {
+        sid: options.accountSid,
+        friendly_name: "Fake Twilio account",
+        status: "active",
+        type: "Full",
+        uri: accountPath,
+      });
+    }
     if (url.pathname !== messagesPath || (request.method !== "POST" && request.method !== "GET")) {
       return twilioError({ status: 404, code: 20404, message: "The requested resource was not found" });
     }

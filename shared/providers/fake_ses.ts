@@ -1,5 +1,5 @@
 /**
- * A fake Amazon SES API v2 for tests: `POST /v2/email/outbound-emails` signed with AWS Signature
+ * A fake Amazon SES API v2 for tests: `POST /v2/email/outbound-emails` (and `GET /v2/email/account`) signed with AWS Signature
  * Version 4 (the signature is checked against the secret key), answered as SES answers, including its
  * errors: an HTTP status, the error's name in `x-amzn-ErrorType` and `{message}` in the body.
  */
@@ -39,11 +39,20 @@ export function startFakeSes(
     json(status, { message }, { "x-amzn-ErrorType": `${type}:http://internal.amazon.com/coral/com.amazon.bacon/` });
   const fake = serveFake(async (request, body) => {
     const url = new URL(request.url);
-    if (request.method !== "POST" || url.pathname !== "/v2/email/outbound-emails") {
+    const account = request.method === "GET" && url.pathname === "/v2/email/account";
+    if (!account && (request.method !== "POST" || url.pathname !== "/v2/email/outbound-emails")) {
       return sesError(404, "NotFoundException", "Not found");
     }
     const refusal = await signatureRefusal(request, url, body, options);
     if (refusal) return sesError(403, refusal.type, refusal.message);
+    if (account) {
+      return json(200, {
+        SendingEnabled: true,
+        ProductionAccessEnabled: false,
+        EnforcementStatus: "HEALTHY",
+        SendQuota: { Max24HourSend: 200, MaxSendRate: 1, SentLast24Hours: emails.length },
+      });
+    }
     const email = JSON.parse(body) as FakeSesEmail["request"];
     const to = email.Destination?.ToAddresses ?? [];
     if (!email.FromEmailAddress || to.length === 0 || !email.Content?.Simple) {

@@ -1,7 +1,7 @@
 /**
  * A fake Vonage SMS API for tests: `POST /sms/json` with Basic auth (api_key:api_secret), answered as
  * Vonage answers, including its errors: a 200 whose message carries a non-zero `status` and an
- * `error-text`.
+ * `error-text`; and the account API's `GET /account/get-balance`.
  */
 import { type FakeServer, json, randomHex, serveFake } from "./fake_servers.ts";
 
@@ -41,7 +41,16 @@ export function startFakeVonage(
   const failure = (to: string, status: string, errorText: string) =>
     json(200, { "message-count": "1", messages: [{ to, status, "error-text": errorText }] });
   const fake = serveFake((request, body) => {
-    if (request.method !== "POST" || new URL(request.url).pathname !== "/sms/json") {
+    const url = new URL(request.url);
+    if (request.method === "GET" && url.pathname === "/account/get-balance") {
+      // The account API takes the key and secret in the query; a wrong pair is a 401.
+      const query = url.searchParams;
+      if (query.get("api_key") !== options.apiKey || query.get("api_secret") !== options.apiSecret) {
+        return json(401, { "error-code": "401", "error-code-label": "authentication failed" });
+      }
+      return json(200, { value: 10.5, autoReload: false });
+    }
+    if (request.method !== "POST" || url.pathname !== "/sms/json") {
       return json(404, { type: "https://developer.vonage.com/api-errors#not-found", title: "Not Found" });
     }
     const params: Record<string, string> = request.headers.get("content-type")?.startsWith("application/json")

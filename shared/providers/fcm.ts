@@ -31,7 +31,7 @@ export interface FcmProviderOptions {
 }
 
 const DEFAULT_BASE_URL = "https://fcm.googleapis.com";
-const DEFAULT_TOKEN_URL = "https://oauth2.googleapis.com/token";
+export const DEFAULT_TOKEN_URL = "https://oauth2.googleapis.com/token";
 const FCM_SCOPE = "https://www.googleapis.com/auth/firebase.messaging";
 /** Renew the access token this long before Google says it expires. */
 const REFRESH_MARGIN_MS = 5 * 60_000;
@@ -142,7 +142,7 @@ async function fcmError(response: Response): Promise<ProviderError> {
 }
 
 /** An OAuth2 access token for the service account, cached until shortly before it expires. */
-function createAccessTokenSource(account: FcmServiceAccount, tokenUrl: string, timeoutMs: number) {
+export function createAccessTokenSource(account: FcmServiceAccount, tokenUrl: string, timeoutMs: number) {
   let cached: { token: string; renewAt: number } | undefined;
   let pending: Promise<string> | undefined;
   let signingKey: Promise<CryptoKey> | undefined;
