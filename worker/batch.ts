@@ -1,6 +1,7 @@
 import { log } from "../shared/log.ts";
 import { deliveredCounts, maybeCompleteExecution } from "./complete.ts";
 import { executionContext, specOf, type WorkerContext } from "./context.ts";
+import { countBatch } from "./fallback.ts";
 import { deliver } from "./deliver.ts";
 import type { DeliverBatchJob } from "./jobs.ts";
 import { prepareMessages } from "./prepare.ts";
@@ -58,7 +59,7 @@ export async function handleDeliverBatch(w: WorkerContext, job: DeliverBatchJob)
   const counts = (await deliveredCounts(deps.sql, prepared, result, [job.execution_id], job.batch_no))
     .get(job.execution_id);
   const c = counts ?? { total_contacts: 0, sent: 0, failed: 0, filtered: 0 };
-  // False when a redelivery of this batch counted it first: nothing is added twice.
-  await deps.atomically((unit) => deps.sendState.countBatch(batch, c, unit));
+  // Lost when a redelivery of this batch counted it first: nothing is added (or fallen back) twice.
+  await countBatch(w, spec, batch, c, { after: job.after, until: job.until });
   await maybeCompleteExecution(w, job.trigger_id, job.execution_id);
 }
