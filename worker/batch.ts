@@ -1,11 +1,12 @@
 import { log } from "../shared/log.ts";
 import { deliveredCounts, maybeCompleteExecution } from "./complete.ts";
 import { executionContext, specOf, type WorkerContext } from "./context.ts";
-import { countBatch } from "./fallback.ts";
+import { countBatch } from "./fallback_chain.ts";
 import { deliver } from "./deliver.ts";
 import type { DeliverBatchJob } from "./jobs.ts";
 import { prepareMessages } from "./prepare.ts";
-import { contactsInRange, devicesOf } from "./recipients.ts";
+import { contactsInRange, devicesOf, type RecipientContact } from "./recipients.ts";
+import type { ExecutionSpec, SendSpec } from "../shared/sending/spec.ts";
 import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "./retry.ts";
 
 /**
@@ -17,7 +18,6 @@ import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "./retry.ts";
  */
 export async function handleDeliverBatch(w: WorkerContext, job: DeliverBatchJob): Promise<void> {
   const { deps } = w;
-  const batch = { triggerId: job.trigger_id, executionId: job.execution_id, batchNo: job.batch_no };
   if (await deps.sendState.batchCounted(job.execution_id, job.batch_no)) {
     await maybeCompleteExecution(w, job.trigger_id, job.execution_id);
     return;
@@ -36,6 +36,36 @@ export async function handleDeliverBatch(w: WorkerContext, job: DeliverBatchJob)
     job.after,
     job.until,
   );
+  await deliverPage(w, spec, execution, job, contacts);
+}
+
+/** A job delivering one page of an execution's contacts: a fan-out's `deliver-batch`, or a `fallback`. */
+interface PageJob {
+  type: "deliver-batch" | "fallback";
+  id: string;
+  trigger_id: string;
+  execution_id: string;
+  batch_no: number;
+  after: string | null;
+  until: string | null;
+  /** Earlier tries that met a temporary provider failure. */
+  attempt: number;
+}
+
+/**
+ * Prepares and delivers an execution's messages to a page of contacts, then counts the page as the
+ * job's batch (with the fallback jobs it calls for: fallback_chain.ts) and completes the execution
+ * if it was the last; messages still pending send the job again later, with one more attempt.
+ */
+export async function deliverPage<J extends PageJob>(
+  w: WorkerContext,
+  spec: SendSpec,
+  execution: ExecutionSpec,
+  job: J,
+  contacts: RecipientContact[],
+): Promise<void> {
+  const { deps } = w;
+  const batch = { triggerId: job.trigger_id, executionId: job.execution_id, batchNo: job.batch_no };
   const devices = execution.content.channel === "push"
     ? await devicesOf(deps.sql, contacts.map((c) => c.id))
     : undefined;
@@ -49,7 +79,7 @@ export async function handleDeliverBatch(w: WorkerContext, job: DeliverBatchJob)
   }
   const result = await deliver(deps, prepared, { lastAttempt: job.attempt + 1 >= MAX_DELIVERY_ATTEMPTS });
   if (result.pending > 0) {
-    const retry: DeliverBatchJob = { ...job, id: crypto.randomUUID(), attempt: job.attempt + 1 };
+    const retry: J = { ...job, id: crypto.randomUUID(), attempt: job.attempt + 1 };
     await deps.queue.enqueue(retry, {
       delayMs: nextTryDelay(job.attempt, result.retryAfterMs),
       forTrigger: job.trigger_id,

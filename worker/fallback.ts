@@ -13,118 +13,14 @@ import type { Db } from "../shared/db.ts";
 import type { BatchOf } from "../shared/engine/send_state.ts";
 import { log } from "../shared/log.ts";
 import { insertTriggers, markProcessing } from "../shared/sending/records.ts";
-import type { ExecutionSpec, SendSpec } from "../shared/sending/spec.ts";
+import type { SendSpec } from "../shared/sending/spec.ts";
 import { type Counts, newTriggerRecord, zeroCounts } from "../shared/sending/trigger_record.ts";
-import { deliveredCounts, type DispatchState, maybeCompleteExecution } from "./complete.ts";
-import { executionContext, specOf, type WorkerContext } from "./context.ts";
-import { deliver } from "./deliver.ts";
+import { type DispatchState, maybeCompleteExecution } from "./complete.ts";
+import { specOf, type WorkerContext } from "./context.ts";
+import { deliverPage } from "./batch.ts";
+import { countBatch, startState } from "./fallback_chain.ts";
 import type { FallbackJob } from "./fallback_job.ts";
-import { prepareMessages } from "./prepare.ts";
-import { contactsByIds, devicesOf } from "./recipients.ts";
-import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "./retry.ts";
-
-/** The execution that takes the recipients `executionId` does not reach, if the send has one. */
-export function fallbackOf(spec: SendSpec, executionId: string): ExecutionSpec | undefined {
-  return spec.executions.find((e) => e.fallback_for === executionId);
-}
-
-/** True when a send has fallback executions. */
-export function hasFallbacks(spec: SendSpec): boolean {
-  return spec.executions.some((e) => e.fallback_for !== undefined);
-}
-
-/**
- * The batch number, within the fallback execution, of the job following batch `fromBatchNo`: two
- * per batch (failures at once, the delivery check later), so a batch always names the same jobs.
- */
-export function fallbackBatchNo(fromBatchNo: number, reason: FallbackJob["reason"]): number {
-  return fromBatchNo * 2 + (reason === "undelivered" ? 1 : 0);
-}
-
-/**
- * The dispatch state an execution of a send starts with: a fallback execution waits for the jobs
- * of the one before it (no page of its own); one with a fallback names it, to close it once final.
- */
-export function startState(spec: SendSpec, execution: ExecutionSpec, state: DispatchState): DispatchState {
-  const next = fallbackOf(spec, execution.id);
-  const named = next ? { ...state, fallback: next.id } : state;
-  return execution.fallback_for === undefined ? named : { ...named, after: null, batches: 0, done: false };
-}
-
-/** The contacts of a fan-out page, or null bounds for a one-contact send. */
-export interface PageRange {
-  after: string | null;
-  until: string | null;
-}
-
-/**
- * Counts a delivered batch of an execution, once (see SendState.countBatch), and in the same unit
- * of work registers and enqueues the fallback jobs it calls for: a redelivered batch, already
- * counted, enqueues none. `counts` are the batch's final counts.
- */
-export async function countBatch(
-  w: WorkerContext,
-  spec: SendSpec,
-  batch: BatchOf,
-  counts: Counts,
-  range: PageRange,
-): Promise<void> {
-  const { sendState, queue, atomically } = w.deps;
-  const execution = spec.executions.find((e) => e.id === batch.executionId);
-  const next = execution && fallbackOf(spec, execution.id);
-  const jobs = next ? fallbackJobs(spec, execution!, next, batch.batchNo, counts, range) : [];
-  if (jobs.length === 0) {
-    await atomically((unit) => sendState.countBatch(batch, counts, unit));
-    return;
-  }
-  for (;;) {
-    const read = await sendState.dispatch<DispatchState>(next!.id);
-    if (!read) throw new Error(`Fallback execution ${next!.id} has no state`);
-    const committed = await atomically(async (unit) => {
-      await sendState.countBatch(batch, counts, unit);
-      const state: DispatchState = { ...read.value, batches: read.value.batches + jobs.length };
-      await sendState.putDispatch(next!.id, state, read.version, unit);
-      for (const { job, delayMs } of jobs) {
-        // Once: a redelivered batch loses this unit (countBatch), so it enqueues nothing again.
-        await queue.enqueue(job, { delayMs, forTrigger: job.trigger_id }, unit);
-      }
-    });
-    // Lost: the batch was counted by a redelivery (nothing to do), or another batch registered its
-    // jobs first (read again).
-    if (committed || await sendState.batchCounted(batch.executionId, batch.batchNo)) return;
-  }
-}
-
-/** The fallback jobs a batch of `execution` with these final counts calls for. */
-function fallbackJobs(
-  spec: SendSpec,
-  execution: ExecutionSpec,
-  next: ExecutionSpec,
-  batchNo: number,
-  counts: Counts,
-  range: PageRange,
-): { job: FallbackJob; delayMs: number }[] {
-  const job = (reason: FallbackJob["reason"]): FallbackJob => ({
-    type: "fallback",
-    id: crypto.randomUUID(),
-    trigger_id: spec.trigger_id,
-    execution_id: next.id,
-    batch_no: fallbackBatchNo(batchNo, reason),
-    from_execution_id: execution.id,
-    from_batch_no: batchNo,
-    reason,
-    after: range.after,
-    until: range.until,
-    attempt: 0,
-  });
-  const out: { job: FallbackJob; delayMs: number }[] = [];
-  if (counts.failed > 0) out.push({ job: job("failed"), delayMs: 0 });
-  const minutes = spec.fallback_after_minutes;
-  if (execution.content.channel === "whatsapp" && minutes !== undefined && counts.sent > 0) {
-    out.push({ job: job("undelivered"), delayMs: Math.round(minutes * 60_000) });
-  }
-  return out;
-}
+import { contactsByIds } from "./recipients.ts";
 
 /**
  * The contacts a fallback job takes: those of the batch it follows with no message sent, filtered
@@ -155,7 +51,6 @@ async function unreached(db: Db, job: FallbackJob): Promise<string[]> {
  */
 export async function handleFallback(w: WorkerContext, job: FallbackJob): Promise<void> {
   const { deps } = w;
-  const batch: BatchOf = { triggerId: job.trigger_id, executionId: job.execution_id, batchNo: job.batch_no };
   if (await deps.sendState.batchCounted(job.execution_id, job.batch_no)) {
     await maybeCompleteExecution(w, job.trigger_id, job.execution_id);
     return;
@@ -167,27 +62,7 @@ export async function handleFallback(w: WorkerContext, job: FallbackJob): Promis
     return;
   }
   const contacts = await contactsByIds(deps.sql, spec.team_id, await unreached(deps.sql, job));
-  const devices = execution.content.channel === "push"
-    ? await devicesOf(deps.sql, contacts.map((c) => c.id))
-    : undefined;
-  const ctx = await executionContext(w, spec, execution, job.batch_no);
-  const prepared = await prepareMessages(
-    ctx,
-    contacts.map((contact) => ({ kind: "contact", contact, devices: devices?.get(contact.id) ?? [] })),
-  );
-  const result = await deliver(deps, prepared, { lastAttempt: job.attempt + 1 >= MAX_DELIVERY_ATTEMPTS });
-  if (result.pending > 0) {
-    const retry: FallbackJob = { ...job, id: crypto.randomUUID(), attempt: job.attempt + 1 };
-    await deps.queue.enqueue(retry, {
-      delayMs: nextTryDelay(job.attempt, result.retryAfterMs),
-      forTrigger: job.trigger_id,
-    });
-    return;
-  }
-  const counts = (await deliveredCounts(deps.sql, prepared, result, [job.execution_id], job.batch_no))
-    .get(job.execution_id) ?? zeroCounts();
-  await countBatch(w, spec, batch, counts, { after: job.after, until: job.until });
-  await maybeCompleteExecution(w, job.trigger_id, job.execution_id);
+  await deliverPage(w, spec, execution, job, contacts);
 }
 
 /**

@@ -73,6 +73,17 @@ async function ownEngine(base: Deps): Promise<{ deps: Deps; close(): Promise<voi
   return { deps: onKv(base, kv), close: () => Promise.resolve(kv.close()) };
 }
 
+/** POST /whatsapp/send of the template `order` (UTILITY) to the contacts with `tags`. */
+function whatsappToTag(f: SendingFixture, tags: string[], fields: Record<string, unknown>): Promise<Response> {
+  return f.post("/api/v1/whatsapp/send", {
+    template_key: "order",
+    recipient_type: "tag",
+    tag: tags,
+    conversation_category: "UTILITY",
+    ...fields,
+  });
+}
+
 /** The trigger's executions as GET /triggers/{id}/direct lists them: channel, status and counts. */
 async function executions(f: SendingFixture, triggerId: string) {
   const body = await (await f.get(`/api/v1/triggers/${triggerId}/direct`)).json();
@@ -177,14 +188,7 @@ dbTest("a fan-out falls back for the unreachable and the failed, never around a 
     const optedOut = await f.contact({ tags, custom_fields: { phone: "+447700900204" } });
     await f.deps.sql`update contacts set preferences = jsonb_set(preferences, '{whatsapp}', '{"transactional": false}')
       where id = ${optedOut.id}`;
-    const res = await f.post("/api/v1/whatsapp/send", {
-      template_key: "order",
-      recipient_type: "tag",
-      tag: tags,
-      conversation_category: "UTILITY",
-      variables: { n: "7" },
-      fallback_channels: ["sms", "email"],
-    });
+    const res = await whatsappToTag(f, tags, { variables: { n: "7" }, fallback_channels: ["sms", "email"] });
     const { trigger_id } = await f.finished(res);
     assert.deepEqual(await executions(f, trigger_id), [
       ["whatsapp", "completed", 4, 1, 2, 1],
@@ -210,14 +214,10 @@ dbTest(
       const tags = ["report"];
       const reported = await f.contact({ tags, custom_fields: { phone: "+447700900301" } });
       await f.contact({ tags, custom_fields: { phone: "+447700900302" } });
-      const res = await f.post("/api/v1/whatsapp/send", {
-        template_key: "order",
-        recipient_type: "tag",
-        tag: tags,
-        conversation_category: "UTILITY",
+      const res = await whatsappToTag(f, tags, {
         variables: { n: "9" },
         fallback_channels: ["sms"],
-        fallback_after_minutes: 0.05,
+        fallback_after_minutes: 0.1,
       });
       const { trigger_id } = await res.json();
       // Twilio reports the first number's message delivered, through the status callback.
