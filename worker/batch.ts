@@ -17,6 +17,23 @@ import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "./retry.ts";
  * is enqueued again later, and only the messages still pending are sent then.
  */
 export async function handleDeliverBatch(w: WorkerContext, job: DeliverBatchJob): Promise<void> {
+  await runPageJob(
+    w,
+    job,
+    (spec, execution) =>
+      contactsInRange(w.deps.sql, execution.content.channel, spec.team_id, job.filter, job.after, job.until),
+  );
+}
+
+/**
+ * Runs a job delivering a page of an execution's contacts (`contactsOf` finds them): nothing once
+ * its batch is counted but the execution's completion; else {@linkcode deliverPage}.
+ */
+export async function runPageJob<J extends PageJob>(
+  w: WorkerContext,
+  job: J,
+  contactsOf: (spec: SendSpec, execution: ExecutionSpec) => Promise<RecipientContact[]>,
+): Promise<void> {
   const { deps } = w;
   if (await deps.sendState.batchCounted(job.execution_id, job.batch_no)) {
     await maybeCompleteExecution(w, job.trigger_id, job.execution_id);
@@ -25,18 +42,10 @@ export async function handleDeliverBatch(w: WorkerContext, job: DeliverBatchJob)
   const spec = await specOf(w, job.trigger_id);
   const execution = spec?.executions.find((e) => e.id === job.execution_id);
   if (!spec || !execution) {
-    log("error", "deliver-batch: send not found", { trigger_id: job.trigger_id, execution_id: job.execution_id });
+    log("error", `${job.type}: send not found`, { trigger_id: job.trigger_id, execution_id: job.execution_id });
     return;
   }
-  const contacts = await contactsInRange(
-    deps.sql,
-    execution.content.channel,
-    spec.team_id,
-    job.filter,
-    job.after,
-    job.until,
-  );
-  await deliverPage(w, spec, execution, job, contacts);
+  await deliverPage(w, spec, execution, job, await contactsOf(spec, execution));
 }
 
 /** A job delivering one page of an execution's contacts: a fan-out's `deliver-batch`, or a `fallback`. */
@@ -57,7 +66,7 @@ interface PageJob {
  * job's batch (with the fallback jobs it calls for: fallback_chain.ts) and completes the execution
  * if it was the last; messages still pending send the job again later, with one more attempt.
  */
-export async function deliverPage<J extends PageJob>(
+async function deliverPage<J extends PageJob>(
   w: WorkerContext,
   spec: SendSpec,
   execution: ExecutionSpec,

@@ -11,13 +11,12 @@
  */
 import type { Db } from "../shared/db.ts";
 import type { BatchOf } from "../shared/engine/send_state.ts";
-import { log } from "../shared/log.ts";
 import { insertTriggers, markProcessing } from "../shared/sending/records.ts";
 import type { SendSpec } from "../shared/sending/spec.ts";
 import { type Counts, newTriggerRecord, zeroCounts } from "../shared/sending/trigger_record.ts";
 import { type DispatchState, maybeCompleteExecution } from "./complete.ts";
-import { specOf, type WorkerContext } from "./context.ts";
-import { deliverPage } from "./batch.ts";
+import type { WorkerContext } from "./context.ts";
+import { runPageJob } from "./batch.ts";
 import { countBatch, startState } from "./fallback_chain.ts";
 import type { FallbackJob } from "./fallback_job.ts";
 import { contactsByIds } from "./recipients.ts";
@@ -50,19 +49,7 @@ async function unreached(db: Db, job: FallbackJob): Promise<string[]> {
  * the delivery key is (execution, contact).
  */
 export async function handleFallback(w: WorkerContext, job: FallbackJob): Promise<void> {
-  const { deps } = w;
-  if (await deps.sendState.batchCounted(job.execution_id, job.batch_no)) {
-    await maybeCompleteExecution(w, job.trigger_id, job.execution_id);
-    return;
-  }
-  const spec = await specOf(w, job.trigger_id);
-  const execution = spec?.executions.find((e) => e.id === job.execution_id);
-  if (!spec || !execution) {
-    log("error", "fallback: send not found", { trigger_id: job.trigger_id, execution_id: job.execution_id });
-    return;
-  }
-  const contacts = await contactsByIds(deps.sql, spec.team_id, await unreached(deps.sql, job));
-  await deliverPage(w, spec, execution, job, contacts);
+  await runPageJob(w, job, async (spec) => contactsByIds(w.deps.sql, spec.team_id, await unreached(w.deps.sql, job)));
 }
 
 /**
