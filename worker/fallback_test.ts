@@ -258,3 +258,29 @@ function twilioStatus(fields: Record<string, string>): [string, RequestInit] {
     body: new URLSearchParams(fields).toString(),
   }];
 }
+
+dbTest("a push send to a contact without a device falls back to SMS", async () => {
+  const { f, requestsTo, close } = await fallbackFixture();
+  try {
+    await f.template("push", "order", { title: "Order {{n}}", body: "Shipped" });
+    const contact = await f.contact({
+      external_id: `p-${crypto.randomUUID()}`,
+      custom_fields: { phone: "+447700900501" },
+    });
+    const res = await f.post("/api/v1/push/send", {
+      template_key: "order",
+      recipient_type: "contact",
+      contact_external_id: contact.external_id,
+      variables: { n: "5" },
+      fallback_channels: ["sms"],
+    });
+    const { trigger_id } = await f.finished(res);
+    assert.deepEqual(await executions(f, trigger_id), [
+      ["push", "failed", 1, 0, 1, 0],
+      ["sms", "completed", 1, 1, 0, 0],
+    ]);
+    assert.equal(requestsTo("+447700900501"), 1);
+  } finally {
+    await close();
+  }
+});
