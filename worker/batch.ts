@@ -1,10 +1,12 @@
 import { log } from "../shared/log.ts";
 import { deliveredCounts, maybeCompleteExecution } from "./complete.ts";
 import { executionContext, specOf, type WorkerContext } from "./context.ts";
+import { countBatch } from "./fallback_chain.ts";
 import { deliver } from "./deliver.ts";
 import type { DeliverBatchJob } from "./jobs.ts";
 import { prepareMessages } from "./prepare.ts";
-import { contactsInRange, devicesOf } from "./recipients.ts";
+import { contactsInRange, devicesOf, type RecipientContact } from "./recipients.ts";
+import type { ExecutionSpec, SendSpec } from "../shared/sending/spec.ts";
 import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "./retry.ts";
 
 /**
@@ -15,8 +17,24 @@ import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "./retry.ts";
  * is enqueued again later, and only the messages still pending are sent then.
  */
 export async function handleDeliverBatch(w: WorkerContext, job: DeliverBatchJob): Promise<void> {
+  await runPageJob(
+    w,
+    job,
+    (spec, execution) =>
+      contactsInRange(w.deps.sql, execution.content.channel, spec.team_id, job.filter, job.after, job.until),
+  );
+}
+
+/**
+ * Runs a job delivering a page of an execution's contacts (`contactsOf` finds them): nothing once
+ * its batch is counted but the execution's completion; else {@linkcode deliverPage}.
+ */
+export async function runPageJob<J extends PageJob>(
+  w: WorkerContext,
+  job: J,
+  contactsOf: (spec: SendSpec, execution: ExecutionSpec) => Promise<RecipientContact[]>,
+): Promise<void> {
   const { deps } = w;
-  const batch = { triggerId: job.trigger_id, executionId: job.execution_id, batchNo: job.batch_no };
   if (await deps.sendState.batchCounted(job.execution_id, job.batch_no)) {
     await maybeCompleteExecution(w, job.trigger_id, job.execution_id);
     return;
@@ -24,17 +42,39 @@ export async function handleDeliverBatch(w: WorkerContext, job: DeliverBatchJob)
   const spec = await specOf(w, job.trigger_id);
   const execution = spec?.executions.find((e) => e.id === job.execution_id);
   if (!spec || !execution) {
-    log("error", "deliver-batch: send not found", { trigger_id: job.trigger_id, execution_id: job.execution_id });
+    log("error", `${job.type}: send not found`, { trigger_id: job.trigger_id, execution_id: job.execution_id });
     return;
   }
-  const contacts = await contactsInRange(
-    deps.sql,
-    execution.content.channel,
-    spec.team_id,
-    job.filter,
-    job.after,
-    job.until,
-  );
+  await deliverPage(w, spec, execution, job, await contactsOf(spec, execution));
+}
+
+/** A job delivering one page of an execution's contacts: a fan-out's `deliver-batch`, or a `fallback`. */
+interface PageJob {
+  type: "deliver-batch" | "fallback";
+  id: string;
+  trigger_id: string;
+  execution_id: string;
+  batch_no: number;
+  after: string | null;
+  until: string | null;
+  /** Earlier tries that met a temporary provider failure. */
+  attempt: number;
+}
+
+/**
+ * Prepares and delivers an execution's messages to a page of contacts, then counts the page as the
+ * job's batch (with the fallback jobs it calls for: fallback_chain.ts) and completes the execution
+ * if it was the last; messages still pending send the job again later, with one more attempt.
+ */
+async function deliverPage<J extends PageJob>(
+  w: WorkerContext,
+  spec: SendSpec,
+  execution: ExecutionSpec,
+  job: J,
+  contacts: RecipientContact[],
+): Promise<void> {
+  const { deps } = w;
+  const batch = { triggerId: job.trigger_id, executionId: job.execution_id, batchNo: job.batch_no };
   const devices = execution.content.channel === "push"
     ? await devicesOf(deps.sql, contacts.map((c) => c.id))
     : undefined;
@@ -48,7 +88,7 @@ export async function handleDeliverBatch(w: WorkerContext, job: DeliverBatchJob)
   }
   const result = await deliver(deps, prepared, { lastAttempt: job.attempt + 1 >= MAX_DELIVERY_ATTEMPTS });
   if (result.pending > 0) {
-    const retry: DeliverBatchJob = { ...job, id: crypto.randomUUID(), attempt: job.attempt + 1 };
+    const retry: J = { ...job, id: crypto.randomUUID(), attempt: job.attempt + 1 };
     await deps.queue.enqueue(retry, {
       delayMs: nextTryDelay(job.attempt, result.retryAfterMs),
       forTrigger: job.trigger_id,
@@ -58,7 +98,7 @@ export async function handleDeliverBatch(w: WorkerContext, job: DeliverBatchJob)
   const counts = (await deliveredCounts(deps.sql, prepared, result, [job.execution_id], job.batch_no))
     .get(job.execution_id);
   const c = counts ?? { total_contacts: 0, sent: 0, failed: 0, filtered: 0 };
-  // False when a redelivery of this batch counted it first: nothing is added twice.
-  await deps.atomically((unit) => deps.sendState.countBatch(batch, c, unit));
+  // Lost when a redelivery of this batch counted it first: nothing is added (or fallen back) twice.
+  await countBatch(w, spec, batch, c, { after: job.after, until: job.until });
   await maybeCompleteExecution(w, job.trigger_id, job.execution_id);
 }

@@ -30,6 +30,8 @@ export interface DispatchState {
   done: boolean;
   /** Promotional push: its batches are spread at the team's PUSH_PROMOTIONAL_RATE (worker/pace.ts). */
   paced?: boolean;
+  /** The execution taking the recipients this one does not reach (worker/fallback.ts): closed once this one is final. */
+  fallback?: string;
 }
 
 /**
@@ -123,6 +125,22 @@ export async function maybeCompleteExecution(w: WorkerContext, triggerId: string
     return finishExecutions(record, new Map([[executionId, counts]]), now);
   });
   await relayEvents(deps, staged);
+  if (state.value.fallback) await closeFallback(w, triggerId, state.value.fallback);
+}
+
+/**
+ * Marks a fallback execution's dispatch done once the execution before it is final (it registered
+ * all its fallback jobs as it counted its batches), then completes it if those jobs are all counted.
+ */
+async function closeFallback(w: WorkerContext, triggerId: string, executionId: string): Promise<void> {
+  const { sendState, atomically } = w.deps;
+  for (;;) {
+    const read = await sendState.dispatch<DispatchState>(executionId);
+    if (!read || read.value.done) break;
+    const closed = { ...read.value, done: true };
+    if (await atomically((unit) => sendState.putDispatch(executionId, closed, read.version, unit))) break;
+  }
+  await maybeCompleteExecution(w, triggerId, executionId);
 }
 
 /** A trigger made final by {@linkcode finishTriggersFromExecutions}. */

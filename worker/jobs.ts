@@ -4,6 +4,7 @@ import { SpoolDrainJobSchema } from "../shared/engine/kv/spool.ts";
 import { WorkflowStartsJobSchema, WorkflowStartStoredJobSchema } from "../shared/workflows/jobs.ts";
 import { WebhookDeliverJob } from "../shared/webhook_events.ts";
 import { WorkflowFanoutJobSchema, WorkflowStepJobSchema } from "./workflows/jobs.ts";
+import { FallbackJobSchema } from "./fallback_job.ts";
 
 /** Who a fan-out reaches among a team's contacts: every condition given must hold. */
 export const RecipientFilterSchema = z.object({
@@ -52,5 +53,6 @@ export const JobSchema = z.discriminatedUnion("type", [
   WorkflowStepJobSchema,
   WebhookDeliverJob,
   SpoolDrainJobSchema,
+  FallbackJobSchema,
 ]);
 export type Job = z.infer<typeof JobSchema>;

@@ -7,6 +7,7 @@ import { drainSpool, SPOOL_SLOT_MS, sweepSpool } from "../shared/engine/kv/spool
 import { EVENT_SWEEP_EVERY_MS, sweepEventOutbox } from "../shared/event_outbox.ts";
 import { createWorkerContext, type WorkerContext } from "./context.ts";
 import { handleDispatch } from "./dispatch.ts";
+import { handleFallback } from "./fallback.ts";
 import { type Job, JobSchema } from "./jobs.ts";
 import { handleSendGroup, handleSendStored } from "./sends.ts";
 import { handleWorkflowFanout, handleWorkflowStarts, handleWorkflowStartStored } from "./workflows/start.ts";
@@ -103,6 +104,8 @@ export async function runJob(w: WorkerContext, job: Job): Promise<void> {
       return await handleWorkflowFanout(w, job);
     case "workflow-step":
       return await w.deliveries.run(() => handleWorkflowStep(w, job));
+    case "fallback":
+      return await w.deliveries.run(() => handleFallback(w, job));
     case "webhook-deliver":
       return await deliverWebhooks(w.deps, job);
     case "spool-drain":

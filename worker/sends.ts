@@ -6,6 +6,8 @@ import { newTriggerRecord } from "../shared/sending/trigger_record.ts";
 import { completeSingles, deliveredCounts, type DispatchState, maybeCompleteExecution } from "./complete.ts";
 import { executionContext, type WorkerContext } from "./context.ts";
 import { deliver, deliveryKey } from "./deliver.ts";
+import { continueWithFallbacks } from "./fallback.ts";
+import { hasFallbacks, startState } from "./fallback_chain.ts";
 import type { DispatchJob } from "./jobs.ts";
 import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "./retry.ts";
 import { type Prepared, prepareMessages, type Unit } from "./prepare.ts";
@@ -101,6 +103,8 @@ async function deliverSingles(w: WorkerContext, specs: SendSpec[], attempt: numb
   const missing = new Map<string, Set<string>>();
   for (const spec of specs) {
     for (const execution of spec.executions) {
+      // A fallback execution sends only to whom the one before it did not reach (worker/fallback.ts).
+      if (execution.fallback_for !== undefined) continue;
       const ctx = await executionContext(w, spec, execution, 0);
       const unit = unitOf(spec, contacts, devices);
       const messages = unit
@@ -129,7 +133,8 @@ async function deliverSingles(w: WorkerContext, specs: SendSpec[], attempt: numb
     result,
     finished.flatMap((s) => s.executions.map((e) => e.id)),
   );
-  await completeSingles(w, finished, counts, startedAt);
+  await completeSingles(w, finished.filter((s) => !hasFallbacks(s)), counts, startedAt);
+  await continueWithFallbacks(w, finished.filter(hasFallbacks), counts, startedAt);
   if (unfinished.size > 0) {
     const waiting = specs.filter((s) => unfinished.has(s.trigger_id));
     // Recorded as processing, so that the execution lists show a send waiting for its provider's
@@ -191,16 +196,16 @@ async function startFanOut(w: WorkerContext, spec: SendSpec, startedAt: number):
     // states, whose checks make a redelivered group start (and reset) nothing.
     await deps.sendState.putTrigger({ ...newTriggerRecord(spec), status: "processing", started_at: startedAt }, unit);
     for (const execution of spec.executions) {
-      const state: DispatchState = {
+      const state: DispatchState = startState(spec, execution, {
         team_id: spec.team_id,
         filter: filter ?? {},
         after: null,
         batches: 0,
         done: !filter,
         paced: execution.content.channel === "push" && execution.content.category === "promotional",
-      };
+      });
       await deps.sendState.putDispatch(execution.id, state, null, unit);
-      if (!filter) continue;
+      if (!filter || execution.fallback_for !== undefined) continue;
       const job: DispatchJob = {
         type: "dispatch",
         id: crypto.randomUUID(),

@@ -63,7 +63,14 @@ export async function sendingFixture(
   plan: Team["plan"] = "pro",
   config: Partial<Config> = {},
 ): Promise<SendingFixture> {
-  const deps = await testDeps(config);
+  return await sendingFixtureOn(await testDeps(config), plan);
+}
+
+/**
+ * A fresh team on `deps`, with a worker consuming `deps.queue` (a queue of the test's own gets a
+ * worker of its own, with these deps' providers).
+ */
+export async function sendingFixtureOn(deps: Deps, plan: Team["plan"] = "pro"): Promise<SendingFixture> {
   startWorker(deps);
   const app = createService(deps);
   const { team, keys } = await testTeam(deps, plan);

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { FallbackFields } from "../sending/fallback.ts";
 import {
   errorResponses,
   MAX_EMAIL_LENGTH,
@@ -79,6 +80,7 @@ export const EmailSendBody = z.object({
   campaign_name: z.string().optional(),
   metadata: Json.optional(),
   ...ScheduleFields,
+  ...FallbackFields,
 }).openapi("EmailSendRequest");
 
 /** POST /messages/trigger. */

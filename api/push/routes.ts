@@ -62,7 +62,9 @@ export function pushRoutes(deps: Deps) {
         }
         return directRecipient(body, token, { platform: body.direct_platform });
       });
-      if (recipient.type !== "direct" && !await hasPushTokens(deps.sql, team.id, recipient)) {
+      // With fallback channels, a contact without a device is the fallback's to reach.
+      const fallsBack = (body.fallback_channels?.length ?? 0) > 0;
+      if (recipient.type !== "direct" && !fallsBack && !await hasPushTokens(deps.sql, team.id, recipient)) {
         throw new ValidationError("No valid push tokens for the selected recipients", "no_push_tokens");
       }
       if (body.push_identity_id && !await service.lookups.identity(team.id, "push", { id: body.push_identity_id })) {

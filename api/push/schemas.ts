@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { FallbackFields } from "../sending/fallback.ts";
 import { RecordId, RecordKey } from "../../shared/http/schemas.ts";
 import { Json, ScheduleFields, TagList, Variables } from "../messages/schemas.ts";
 
@@ -30,4 +31,5 @@ export const PushSendBody = z.object({
   campaign_name: z.string().optional(),
   push_identity_id: RecordKey.optional(),
   ...ScheduleFields,
+  ...FallbackFields,
 }).openapi("PushSendRequest");

@@ -22,9 +22,10 @@ import type { ContactRow } from "../../shared/contacts/queries.ts";
 import { AcceptedSend, errors } from "../messages/schemas.ts";
 import { SEND_HEADERS, tag, type TagName } from "../../shared/http/openapi.ts";
 import type { RequestExamples } from "../../shared/http/examples.ts";
+import { fallbackContents, type FallbackRequest, withFallbacks } from "./fallback.ts";
 
 /** The fields every single-channel send body has. */
-export interface SendFields extends ScheduleFields {
+export interface SendFields extends ScheduleFields, FallbackRequest {
   recipient_type: string;
   contact_external_id?: string;
   tag?: string | string[];
@@ -121,17 +122,22 @@ async function acceptSend<B extends SendFields>(
   route.check?.(body);
   const at = scheduledFor(body, now);
   const send = await route.plan(body, team, service);
-  const spec = newSendSpec({
-    team_id: team.id,
-    sandbox: apiKey.test,
-    trigger_type: route.channel,
+  const fallbacks = await fallbackContents(service, team, body, send);
+  const spec = withFallbacks(
+    newSendSpec({
+      team_id: team.id,
+      sandbox: apiKey.test,
+      trigger_type: route.channel,
+      body,
+      recipient: send.recipient,
+      contents: [send.content],
+      variables: send.variables,
+      now,
+      at,
+    }),
+    fallbacks,
     body,
-    recipient: send.recipient,
-    contents: [send.content],
-    variables: send.variables,
-    now,
-    at,
-  });
+  );
   // A live message with no provider for its channel is kept in the outbox, free: no wallet to check.
   if (send.cost && !spec.sandbox && !outboxForWantOfProvider(service.deps, route.channel, false)) {
     await ensureAffordable(service, team.id, send.cost(spec.variables));

@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { FallbackFields } from "../sending/fallback.ts";
 import { RecordId, RecordKey } from "../../shared/http/schemas.ts";
 import { Json, ScheduleFields, TagList, Variables } from "../messages/schemas.ts";
 
@@ -19,4 +20,5 @@ export const WhatsAppSendBody = z.object({
   whatsapp_identity_id: RecordKey.optional(),
   campaign_name: z.string().optional(),
   ...ScheduleFields,
+  ...FallbackFields,
 }).openapi("WhatsAppSendRequest");

@@ -82,8 +82,15 @@ export const RecipientSchema = z.discriminatedUnion("type", [
 ]);
 export type Recipient = z.infer<typeof RecipientSchema>;
 
-/** One channel of a send: its execution id and what it delivers. */
-export const ExecutionSpecSchema = z.object({ id: z.string(), content: ContentSchema });
+/**
+ * One channel of a send: its execution id and what it delivers. A fallback execution names the
+ * execution whose unreached recipients it takes (`fallback_for`): it sends to no one else.
+ */
+export const ExecutionSpecSchema = z.object({
+  id: z.string(),
+  content: ContentSchema,
+  fallback_for: z.string().optional(),
+});
 export type ExecutionSpec = z.infer<typeof ExecutionSpecSchema>;
 
 /** What a single-channel send or a multi-channel trigger is, once validated: the worker delivers from this. */
@@ -101,6 +108,8 @@ export const SendSpecSchema = z.object({
   variables: Record_,
   metadata: Record_,
   campaign_name: z.string().optional(),
+  /** A WhatsApp message with a fallback not reported delivered within this many minutes falls back too. */
+  fallback_after_minutes: z.number().positive().optional(),
   /** Milliseconds since the epoch. */
   created_at: z.number(),
   scheduled_for: z.number().nullable(),
