@@ -5,7 +5,8 @@ import { deliver } from "./deliver.ts";
 import type { DeliverBatchJob } from "./jobs.ts";
 import { prepareMessages } from "./prepare.ts";
 import { contactsInRange, devicesOf } from "./recipients.ts";
-import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "./retry.ts";
+import { MAX_DELIVERY_ATTEMPTS } from "./retry.ts";
+import { nextPass } from "./hold.ts";
 
 /**
  * The `deliver-batch` job: one page of a fan-out. Loads the page's contacts (fresh: preferences as
@@ -47,12 +48,11 @@ export async function handleDeliverBatch(w: WorkerContext, job: DeliverBatchJob)
     log("warn", "template variables missing", { trigger_id: spec.trigger_id, variables: [...ctx.missing] });
   }
   const result = await deliver(deps, prepared, { lastAttempt: job.attempt + 1 >= MAX_DELIVERY_ATTEMPTS });
-  if (result.pending > 0) {
-    const retry: DeliverBatchJob = { ...job, id: crypto.randomUUID(), attempt: job.attempt + 1 };
-    await deps.queue.enqueue(retry, {
-      delayMs: nextTryDelay(job.attempt, result.retryAfterMs),
-      forTrigger: job.trigger_id,
-    });
+  // Temporary failures and quiet-hours holds keep the batch open until a later pass settles them.
+  const next = nextPass(result, job.attempt, deps.now());
+  if (next) {
+    const retry: DeliverBatchJob = { ...job, id: crypto.randomUUID(), attempt: next.attempt };
+    await deps.queue.enqueue(retry, { delayMs: next.delayMs, forTrigger: job.trigger_id });
     return;
   }
   const counts = (await deliveredCounts(deps.sql, prepared, result, [job.execution_id], job.batch_no))

@@ -1,0 +1,4 @@
+-- Quiet hours (docs/sending.md): a promotional message due inside its recipient's quiet window is
+-- recorded pending, charged, and held until this instant, when a delayed job of its batch sends it.
+-- Null for every message that was never held; kept once sent, as the time it was held until.
+alter table messages add column held_until timestamptz(3);
