@@ -6,7 +6,7 @@ import type { DeliverBatchJob } from "./jobs.ts";
 import { prepareMessages } from "./prepare.ts";
 import { contactsInRange, devicesOf } from "./recipients.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "./retry.ts";
-import { nextPass } from "./hold.ts";
+import { nextPass, settleEndedHolds } from "./hold.ts";
 
 /**
  * The `deliver-batch` job: one page of a fan-out. Loads the page's contacts (fresh: preferences as
@@ -48,6 +48,7 @@ export async function handleDeliverBatch(w: WorkerContext, job: DeliverBatchJob)
     log("warn", "template variables missing", { trigger_id: spec.trigger_id, variables: [...ctx.missing] });
   }
   const result = await deliver(deps, prepared, { lastAttempt: job.attempt + 1 >= MAX_DELIVERY_ATTEMPTS });
+  await settleEndedHolds(deps, prepared, result, [job.execution_id], job.batch_no);
   // Temporary failures and quiet-hours holds keep the batch open until a later pass settles them.
   const next = nextPass(result, job.attempt, deps.now());
   if (next) {

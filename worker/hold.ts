@@ -14,6 +14,8 @@ import type { Deps } from "../shared/deps.ts";
 import { heldUntil, type QuietHours, recipientZone } from "../shared/quiet_hours.ts";
 import { teamSettings } from "../shared/team_settings.ts";
 import type { Prepared } from "./prepare.ts";
+import { deliveryKey, type DeliveryResult } from "./deliver.ts";
+import { balancesChanged, refund } from "../shared/wallet.ts";
 import { nextTryDelay } from "./retry.ts";
 
 /** The quiet hours a batch of an execution obeys, read once per batch, with the instant its messages are due. */
@@ -71,4 +73,64 @@ export function nextPass(
   const hold = left.heldUntil === undefined ? undefined : Math.max(0, left.heldUntil - now);
   if (hold !== undefined && (retry === undefined || hold < retry)) return { attempt, delayMs: hold };
   return retry === undefined ? undefined : { attempt: attempt + 1, delayMs: retry };
+}
+
+/** Why a held message is not sent when its recipient is no longer one as its hold ends. */
+export const NO_LONGER_RECIPIENT = "Not sent: no longer a recipient when its quiet hours ended";
+
+/**
+ * Settles the messages of `executionIds` (optionally one batch) whose hold is over but which the
+ * pass did not send: their contact unsubscribed or opted out meanwhile (the reason it was prepared
+ * with), or is gone or left the send's audience (NO_LONGER_RECIPIENT). Each is filtered (or failed)
+ * and refunded, so that none stays pending, charged, for good; `result.statuses` says so too. Only
+ * a pass that resumed recorded messages (`DeliveryResult.resumed`) has any to look at.
+ */
+export async function settleEndedHolds(
+  deps: Deps,
+  prepared: Prepared[],
+  result: DeliveryResult,
+  executionIds: string[],
+  batchNo?: number,
+): Promise<void> {
+  if (!result.resumed) return;
+  const sendable = new Set(prepared.filter((p) => p.message && !p.outcome).map(deliveryKey));
+  const outcomes = new Map(prepared.flatMap((p) => (p.outcome ? [[deliveryKey(p), p.outcome] as const] : [])));
+  const now = new Date(deps.now());
+  const refunded = await deps.sql.begin(async (tx) => {
+    // Locked: a pass of the same batch beside this one (a redelivery) settles or sends each once.
+    const rows = await tx<
+      {
+        id: string;
+        team_id: string;
+        trigger_id: string;
+        execution_id: string;
+        recipient: string;
+        cost_micros: number;
+      }[]
+    >`
+      select id, team_id, trigger_id, execution_id, recipient, cost_micros from messages
+      where execution_id = any(${executionIds}::uuid[]) and status = 'pending' and held_until is not null
+        and held_until <= ${now} and handed_at is null
+        ${batchNo === undefined ? tx`` : tx`and batch_no = ${batchNo}`}
+      for update`;
+    const ended = rows.filter((r) => !sendable.has(deliveryKey(r)));
+    if (ended.length === 0) return [];
+    const outcome = (r: { execution_id: string; recipient: string }) => outcomes.get(deliveryKey(r));
+    await tx`
+      update messages m set status = v.status, error = v.error, cost_micros = 0
+      from unnest(${ended.map((r) => r.id)}::text[], ${ended.map((r) => outcome(r)?.status ?? "filtered")}::text[],
+        ${ended.map((r) => outcome(r)?.error ?? NO_LONGER_RECIPIENT)}::text[]) as v(id, status, error)
+      where m.id = v.id`;
+    const refunds = new Map<string, { micros: number; trigger: string }>();
+    for (const r of ended) {
+      const sum = refunds.get(r.team_id) ?? { micros: 0, trigger: r.trigger_id };
+      refunds.set(r.team_id, { ...sum, micros: sum.micros + Number(r.cost_micros) });
+    }
+    for (const [teamId, r] of refunds) {
+      if (r.micros > 0) await refund(tx, teamId, r.micros, `trigger:${r.trigger}`, "Refund of held messages not sent");
+    }
+    for (const r of ended) result.statuses.set(deliveryKey(r), outcome(r)?.status ?? "filtered");
+    return [...refunds.keys()];
+  });
+  balancesChanged(new Set(refunded));
 }

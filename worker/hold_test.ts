@@ -4,7 +4,7 @@ import { PgBossQueue } from "../shared/engine/pg_boss_queue.ts";
 import type { EnqueueOptions } from "../shared/engine/queue.ts";
 import { testQueueOptions } from "../shared/engine/pg_boss_testing.ts";
 import { dbTest, jsonRequest, onKv } from "../shared/testing.ts";
-import { nextPass } from "./hold.ts";
+import { nextPass, NO_LONGER_RECIPIENT } from "./hold.ts";
 import { nextTryDelay } from "./retry.ts";
 import { type SendingFixture, sendingFixture } from "./testing.ts";
 
@@ -179,6 +179,47 @@ dbTest("quiet hours with contacts in two time zones: the one inside is held to t
     // Charged once each, the held one when it was recorded.
     const [{ n }] = await f.deps.sql`select count(*)::int as n from messages where trigger_id = ${triggerId}`;
     assert.equal(n, 2);
+  } finally {
+    await clock.close();
+  }
+});
+
+dbTest("a held message whose contact opted out or left the audience meanwhile is filtered and refunded", async () => {
+  const clock = new TimeTravel();
+  const f = await sendingFixture("pro", {}, (deps) => clock.around(deps));
+  try {
+    await f.fund(1);
+    const funded = await f.balance();
+    await f.template("sms", "promo", { body: "Sale" });
+    await quietAroundNow(f, clock, "Asia/Tokyo");
+    const aki = await f.contact({ tags: ["vip"], custom_fields: { phone: "+819012345678" } });
+    const kei = await f.contact({ tags: ["vip"], custom_fields: { phone: "+819012345679" } });
+    await f.contact({ tags: ["vip"], custom_fields: { phone: "+12125550100", timezone: "America/New_York" } });
+    const sent = await f.send("/api/v1/sms/send", {
+      template_key: "promo",
+      recipient_type: "tag",
+      tag: ["vip"],
+      message_category: "promotional",
+    });
+    assert.equal(sent.status, 201, JSON.stringify(sent.body));
+    const triggerId = sent.body.trigger_id;
+    await until(() => Promise.resolve(clock.waiting), (n) => n === 1, "the held batch's job waits");
+    const held = await jobsOf(f, triggerId);
+    assert.deepEqual([...held.values()].map((j) => j.status).sort(), ["scheduled", "scheduled", "sent"]);
+
+    await f.deps.sql`update contacts set is_unsubscribed = true where id = ${aki.id}`;
+    await f.deps.sql`update contacts set tags = '{}' where id = ${kei.id}`;
+    await clock.travel(2 * HOUR);
+    const trigger = await f.waitForTrigger(triggerId);
+    assert.deepEqual(trigger.summary, { total_contacts: 3, sent: 1, failed: 0, filtered: 2 });
+    const jobs = await jobsOf(f, triggerId);
+    assert.deepEqual(
+      [jobs.get("+819012345678"), jobs.get("+819012345679")].map((j) => [j.status, j.error, j.cost]),
+      [["filtered", "Contact is unsubscribed", 0], ["filtered", NO_LONGER_RECIPIENT, 0]],
+    );
+    // Only New York's message is paid for: the held ones were refunded.
+    assert.equal(await f.balance(), funded - jobs.get("+12125550100").cost);
+    assert.equal((await f.outbox(triggerId)).length, 1);
   } finally {
     await clock.close();
   }

@@ -8,7 +8,7 @@ import { executionContext, type WorkerContext } from "./context.ts";
 import { deliver, deliveryKey } from "./deliver.ts";
 import type { DispatchJob } from "./jobs.ts";
 import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "./retry.ts";
-import { nextPass } from "./hold.ts";
+import { nextPass, settleEndedHolds } from "./hold.ts";
 import { type Prepared, prepareMessages, type Unit } from "./prepare.ts";
 import { contactsByIds, type Device, devicesOf, type RecipientContact, recipientFilter } from "./recipients.ts";
 
@@ -118,6 +118,7 @@ async function deliverSingles(w: WorkerContext, specs: SendSpec[], attempt: numb
     });
   }
   const result = await deliver(deps, prepared, { lastAttempt: attempt + 1 >= MAX_DELIVERY_ATTEMPTS });
+  await settleEndedHolds(deps, prepared, result, specs.flatMap((s) => s.executions.map((e) => e.id)));
 
   const unfinished = new Set<string>();
   for (const p of prepared) {
