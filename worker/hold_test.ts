@@ -128,11 +128,35 @@ async function triggerStatus(f: SendingFixture, triggerId: string): Promise<stri
   return (await (await f.get(`/api/v1/triggers/${triggerId}`)).json()).status;
 }
 
-dbTest("quiet hours with contacts in two time zones: the one inside is held to the end, then sent", async () => {
-  const clock = new TimeTravel();
-  const f = await sendingFixture("pro", {}, (deps) => clock.around(deps));
-  try {
-    await f.fund(1);
+/** A test with a funded team whose worker runs on a clock of the test's own. */
+function quietTest(name: string, fn: (f: SendingFixture, clock: TimeTravel) => Promise<void>): void {
+  dbTest(name, async () => {
+    const clock = new TimeTravel();
+    const f = await sendingFixture("pro", {}, (deps) => clock.around(deps));
+    try {
+      await f.fund(1);
+      await fn(f, clock);
+    } finally {
+      await clock.close();
+    }
+  });
+}
+
+/** POST /sms/send of template `template_key` as promotional; the trigger id. */
+async function sendPromotional(f: SendingFixture, body: Record<string, unknown>): Promise<string> {
+  const sent = await f.send("/api/v1/sms/send", { ...body, message_category: "promotional" });
+  assert.equal(sent.status, 201, JSON.stringify(sent.body));
+  return sent.body.trigger_id;
+}
+
+/** Waits until the delayed job of the pass that held messages waits for the clock. */
+async function heldJobWaits(clock: TimeTravel): Promise<void> {
+  await until(() => Promise.resolve(clock.waiting), (n) => n === 1, "the held pass's job waits");
+}
+
+quietTest(
+  "quiet hours with contacts in two time zones: the one inside is held to the end, then sent",
+  async (f, clock) => {
     await f.template("sms", "promo", { body: "Sale, {{contact_first_name}}" });
     const end = await quietAroundNow(f, clock, "UTC");
     await f.contact({
@@ -145,14 +169,7 @@ dbTest("quiet hours with contacts in two time zones: the one inside is held to t
       tags: ["vip"],
       custom_fields: { phone: "+12125550100", timezone: "America/New_York" },
     });
-    const sent = await f.send("/api/v1/sms/send", {
-      template_key: "promo",
-      recipient_type: "tag",
-      tag: ["vip"],
-      message_category: "promotional",
-    });
-    assert.equal(sent.status, 201, JSON.stringify(sent.body));
-    const triggerId = sent.body.trigger_id;
+    const triggerId = await sendPromotional(f, { template_key: "promo", recipient_type: "tag", tag: ["vip"] });
 
     // New York's message goes now; Tokyo's waits, shown scheduled with the time it will go.
     const held = await until(() => jobsOf(f, triggerId), (jobs) => jobs.size === 2, "both messages recorded");
@@ -163,7 +180,7 @@ dbTest("quiet hours with contacts in two time zones: the one inside is held to t
     assert.equal(held.get("+819012345678").sent_at, null);
     assert.deepEqual((await f.outbox(triggerId)).map((m) => m.body), ["Sale, Ned"]);
     // Its batch comes back at the end of the hold; until then the trigger is not complete.
-    await until(() => Promise.resolve(clock.waiting), (n) => n === 1, "the held batch's job waits");
+    await heldJobWaits(clock);
     assert.equal(await triggerStatus(f, triggerId), "processing");
 
     await clock.travel(end - clock.now() + 1_000);
@@ -179,31 +196,20 @@ dbTest("quiet hours with contacts in two time zones: the one inside is held to t
     // Charged once each, the held one when it was recorded.
     const [{ n }] = await f.deps.sql`select count(*)::int as n from messages where trigger_id = ${triggerId}`;
     assert.equal(n, 2);
-  } finally {
-    await clock.close();
-  }
-});
+  },
+);
 
-dbTest("a held message whose contact opted out or left the audience meanwhile is filtered and refunded", async () => {
-  const clock = new TimeTravel();
-  const f = await sendingFixture("pro", {}, (deps) => clock.around(deps));
-  try {
-    await f.fund(1);
+quietTest(
+  "a held message whose contact opted out or left the audience meanwhile is filtered and refunded",
+  async (f, clock) => {
     const funded = await f.balance();
     await f.template("sms", "promo", { body: "Sale" });
     await quietAroundNow(f, clock, "Asia/Tokyo");
     const aki = await f.contact({ tags: ["vip"], custom_fields: { phone: "+819012345678" } });
     const kei = await f.contact({ tags: ["vip"], custom_fields: { phone: "+819012345679" } });
     await f.contact({ tags: ["vip"], custom_fields: { phone: "+12125550100", timezone: "America/New_York" } });
-    const sent = await f.send("/api/v1/sms/send", {
-      template_key: "promo",
-      recipient_type: "tag",
-      tag: ["vip"],
-      message_category: "promotional",
-    });
-    assert.equal(sent.status, 201, JSON.stringify(sent.body));
-    const triggerId = sent.body.trigger_id;
-    await until(() => Promise.resolve(clock.waiting), (n) => n === 1, "the held batch's job waits");
+    const triggerId = await sendPromotional(f, { template_key: "promo", recipient_type: "tag", tag: ["vip"] });
+    await heldJobWaits(clock);
     const held = await jobsOf(f, triggerId);
     assert.deepEqual([...held.values()].map((j) => j.status).sort(), ["scheduled", "scheduled", "sent"]);
 
@@ -220,51 +226,40 @@ dbTest("a held message whose contact opted out or left the audience meanwhile is
     // Only New York's message is paid for: the held ones were refunded.
     assert.equal(await f.balance(), funded - jobs.get("+12125550100").cost);
     assert.equal((await f.outbox(triggerId)).length, 1);
-  } finally {
-    await clock.close();
-  }
-});
+  },
+);
 
-dbTest("quiet hours hold no transactional message, and hold a direct send in the team's zone", async () => {
-  const clock = new TimeTravel();
-  const f = await sendingFixture("pro", {}, (deps) => clock.around(deps));
-  try {
-    await f.fund(1);
-    await f.template("sms", "note", { body: "Your order shipped" });
-    const end = await quietAroundNow(f, clock, "Asia/Tokyo");
-    await f.contact({ external_id: "aki", custom_fields: { phone: "+819012345678", timezone: "Asia/Tokyo" } });
+quietTest("quiet hours hold no transactional message, and hold a direct send in the team's zone", async (f, clock) => {
+  await f.template("sms", "note", { body: "Your order shipped" });
+  const end = await quietAroundNow(f, clock, "Asia/Tokyo");
+  await f.contact({ external_id: "aki", custom_fields: { phone: "+819012345678", timezone: "Asia/Tokyo" } });
 
-    const transactional = await f.post("/api/v1/sms/send", {
-      template_key: "note",
-      recipient_type: "contact",
-      contact_external_id: "aki",
-    });
-    const { trigger_id, trigger } = await f.finished(transactional);
-    assert.deepEqual(trigger.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
-    assert.equal((await jobsOf(f, trigger_id)).get("+819012345678").scheduled_for, null);
+  const transactional = await f.post("/api/v1/sms/send", {
+    template_key: "note",
+    recipient_type: "contact",
+    contact_external_id: "aki",
+  });
+  const { trigger_id, trigger } = await f.finished(transactional);
+  assert.deepEqual(trigger.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
+  assert.equal((await jobsOf(f, trigger_id)).get("+819012345678").scheduled_for, null);
 
-    // A number has no zone of its own: the team's (Tokyo, inside the window) holds it.
-    const direct = await f.send("/api/v1/sms/send", {
-      template_key: "note",
-      recipient_type: "direct_sms",
-      direct_phone: "+12125550100",
-      message_category: "promotional",
-    });
-    assert.equal(direct.status, 201, JSON.stringify(direct.body));
-    const jobs = await until(
-      () => jobsOf(f, direct.body.trigger_id),
-      (j) => j.get("+12125550100")?.status === "scheduled",
-      "the direct message scheduled",
-    );
-    assert.equal(jobs.get("+12125550100").scheduled_for, new Date(end).toISOString());
-    await until(() => Promise.resolve(clock.waiting), (n) => n === 1, "the held send's job waits");
-    assert.equal(await triggerStatus(f, direct.body.trigger_id), "processing");
-    await clock.travel(end - clock.now() + 1_000);
-    const done = await f.waitForTrigger(direct.body.trigger_id);
-    assert.deepEqual(done.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
-  } finally {
-    await clock.close();
-  }
+  // A number has no zone of its own: the team's (Tokyo, inside the window) holds it.
+  const directId = await sendPromotional(f, {
+    template_key: "note",
+    recipient_type: "direct_sms",
+    direct_phone: "+12125550100",
+  });
+  const jobs = await until(
+    () => jobsOf(f, directId),
+    (j) => j.get("+12125550100")?.status === "scheduled",
+    "the direct message scheduled",
+  );
+  assert.equal(jobs.get("+12125550100").scheduled_for, new Date(end).toISOString());
+  await heldJobWaits(clock);
+  assert.equal(await triggerStatus(f, directId), "processing");
+  await clock.travel(end - clock.now() + 1_000);
+  const done = await f.waitForTrigger(directId);
+  assert.deepEqual(done.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
 });
 
 Deno.test("a pass comes back at its earliest hold, counted as a try only when a retry comes first", () => {
