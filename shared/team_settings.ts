@@ -1,8 +1,9 @@
 /**
- * A team's settings (`PATCH /admin/v1/teams/{team_id}/settings`), read by the OTP send path. Only
- * what a team set is stored; the rest comes from the defaults here.
+ * A team's settings (`PATCH /admin/v1/teams/{team_id}/settings`), read by the OTP send path and by
+ * the worker (quiet hours). Only what a team set is stored; the rest comes from the defaults here.
  */
 import { asJson, type Db, type Sql } from "./db.ts";
+import type { QuietHours } from "./quiet_hours.ts";
 import { TtlCache } from "./ttl_cache.ts";
 
 /** The thresholds of SMS-pumping detection (otp/fraud_guard.ts). */
@@ -25,6 +26,8 @@ export interface TeamSettings {
     allowed_countries: string[] | null;
     fraud_guard: FraudGuardSettings;
   };
+  /** When the team's promotional messages wait (shared/quiet_hours.ts); null: never. */
+  quiet_hours: QuietHours | null;
 }
 
 /** What a team set (the stored jsonb, and a PATCH body): a field absent keeps its value. */
@@ -33,6 +36,8 @@ export interface SettingsPatch {
     allowed_countries?: string[] | null;
     fraud_guard?: Partial<FraudGuardSettings>;
   };
+  /** Replaced as a whole; null clears it. */
+  quiet_hours?: QuietHours | null;
 }
 
 /** The fraud guard's thresholds for a team that set none (docs/otp.md says why these). */
@@ -51,15 +56,20 @@ export function effectiveSettings(stored: SettingsPatch): TeamSettings {
       allowed_countries: stored.otp?.allowed_countries ?? null,
       fraud_guard: { ...FRAUD_GUARD_DEFAULTS, ...stored.otp?.fraud_guard },
     },
+    quiet_hours: stored.quiet_hours ?? null,
   };
 }
 
-/** `patch` over `current`: a list replaces the list (null clears it), thresholds merge one by one. */
+/**
+ * `patch` over `current`: a list replaces the list (null clears it), thresholds merge one by one,
+ * quiet hours are replaced whole (null clears them).
+ */
 export function mergeSettings(current: SettingsPatch, patch: SettingsPatch): SettingsPatch {
   const otp = { ...current.otp };
   if (patch.otp?.allowed_countries !== undefined) otp.allowed_countries = patch.otp.allowed_countries;
   if (patch.otp?.fraud_guard) otp.fraud_guard = { ...otp.fraud_guard, ...patch.otp.fraud_guard };
-  return { ...current, otp };
+  const quiet = patch.quiet_hours === undefined ? {} : { quiet_hours: patch.quiet_hours };
+  return { ...current, otp, ...quiet };
 }
 
 /**

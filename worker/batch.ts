@@ -7,7 +7,8 @@ import type { DeliverBatchJob } from "./jobs.ts";
 import { prepareMessages } from "./prepare.ts";
 import { contactsInRange, devicesOf, type RecipientContact } from "./recipients.ts";
 import type { ExecutionSpec, SendSpec } from "../shared/sending/spec.ts";
-import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "./retry.ts";
+import { MAX_DELIVERY_ATTEMPTS } from "./retry.ts";
+import { nextPass, settleEndedHolds } from "./hold.ts";
 
 /**
  * The `deliver-batch` job: one page of a fan-out. Loads the page's contacts (fresh: preferences as
@@ -87,12 +88,12 @@ async function deliverPage<J extends PageJob>(
     log("warn", "template variables missing", { trigger_id: spec.trigger_id, variables: [...ctx.missing] });
   }
   const result = await deliver(deps, prepared, { lastAttempt: job.attempt + 1 >= MAX_DELIVERY_ATTEMPTS });
-  if (result.pending > 0) {
-    const retry: J = { ...job, id: crypto.randomUUID(), attempt: job.attempt + 1 };
-    await deps.queue.enqueue(retry, {
-      delayMs: nextTryDelay(job.attempt, result.retryAfterMs),
-      forTrigger: job.trigger_id,
-    });
+  await settleEndedHolds(deps, prepared, result, [job.execution_id], job.batch_no);
+  // Temporary failures and quiet-hours holds keep the batch open until a later pass settles them.
+  const next = nextPass(result, job.attempt, deps.now());
+  if (next) {
+    const retry: J = { ...job, id: crypto.randomUUID(), attempt: next.attempt };
+    await deps.queue.enqueue(retry, { delayMs: next.delayMs, forTrigger: job.trigger_id });
     return;
   }
   const counts = (await deliveredCounts(deps.sql, prepared, result, [job.execution_id], job.batch_no))

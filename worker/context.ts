@@ -10,7 +10,8 @@ import { GroupCoalescer } from "./coalescer.ts";
 import { Limiter } from "./limiter.ts";
 import { pageSize } from "./recipients.ts";
 import { handleSendGroup } from "./sends.ts";
-import type { ExecutionContext } from "./prepare.ts";
+import { categoryOf, type ExecutionContext } from "./prepare.ts";
+import { quietHoldOf } from "./hold.ts";
 
 /** What the worker's job handlers share: dependencies, caches and the delivery limiter. */
 export interface WorkerContext {
@@ -73,5 +74,6 @@ export async function executionContext(
       id: identityId,
       country: content.channel === "sms" ? country : undefined,
     });
-  return { config: w.deps.config, spec, execution, batchNo, template, failure, sender, missing: new Set() };
+  const quiet = await quietHoldOf(w.deps, teamId, categoryOf(content));
+  return { config: w.deps.config, spec, execution, batchNo, template, failure, sender, missing: new Set(), quiet };
 }

@@ -23,6 +23,7 @@ import { changeAndStage, relayEvents, type StagedEvent, stageEvents } from "../s
 import { type Listeners, listenersOf, listening } from "../shared/webhook_events.ts";
 import { type HandOverLog, sendAll, type ToSend } from "./handoff.ts";
 import { deleteDeviceTokens } from "./recipients.ts";
+import { earliest } from "./hold.ts";
 
 /** Where a message stands once a delivery pass is over. */
 export type FinalStatus = MessageStatus;
@@ -39,6 +40,8 @@ export interface DeliveryResult {
   resumed: boolean;
   /** The execution of each message failed without a row (Postgres refused it; see deliverApart). */
   unrecorded: string[];
+  /** The earliest end of a quiet-hours hold among the messages left held (worker/hold.ts). */
+  heldUntil?: number;
 }
 
 /** The key of a message within its execution. */
@@ -54,6 +57,8 @@ interface Stored {
   cost_micros: number;
   /** Handed to a provider that cannot take it twice, by a pass that has not recorded the answer. */
   handed_at: Date | null;
+  /** Held by quiet hours until then (worker/hold.ts). */
+  held_until: Date | null;
 }
 
 /** Some messages were recorded by an earlier pass: start again, reading them first. */
@@ -153,7 +158,7 @@ export async function deliver(
     staged.push(...events);
   }
   await relayEvents(deps, staged);
-  return { statuses, pending, retryAfterMs, resumed, unrecorded: [] };
+  return { statuses, pending, retryAfterMs, resumed, unrecorded: [], heldUntil: recorded.heldUntil };
 }
 
 /**
@@ -191,6 +196,7 @@ async function deliverApart(
     retryAfterMs: longest(results[0].retryAfterMs, results[1].retryAfterMs),
     resumed: results[0].resumed || results[1].resumed,
     unrecorded: [...results[0].unrecorded, ...results[1].unrecorded],
+    heldUntil: earliest(results[0].heldUntil, results[1].heldUntil),
   };
 }
 
@@ -227,6 +233,8 @@ interface Recorded {
   resumed: boolean;
   /** The webhook events of the outcomes the transaction recorded, to relay once it commits. */
   staged: StagedEvent[];
+  /** The earliest end of a hold among the pending messages not sent for it. */
+  heldUntil?: number;
 }
 
 function outcomeOf(
@@ -259,6 +267,7 @@ async function record(
   const statuses = new Map<string, FinalStatus>();
   const toSend: ToSend[] = [];
   const fresh: Prepared[] = [];
+  let heldUntil: number | undefined;
   for (const p of items) {
     const found = stored.get(deliveryKey(p));
     if (!found) {
@@ -266,7 +275,10 @@ async function record(
       continue;
     }
     statuses.set(deliveryKey(p), found.status);
-    if (found.status === "pending" && p.message) {
+    // Held by an earlier pass: its hold is the one recorded, over until then.
+    const hold = found.status === "pending" ? found.held_until?.getTime() : undefined;
+    if (hold !== undefined && hold > deps.now()) heldUntil = earliest(heldUntil, hold);
+    else if (found.status === "pending" && p.message) {
       const provider = deps.providers.get(p.channel, { sandbox: p.sandbox });
       const message = { ...p.message, id: found.id };
       const handedAt = found.handed_at?.getTime();
@@ -282,8 +294,9 @@ async function record(
     const provider = p.outcome || !p.message ? undefined : deps.providers.get(p.channel, { sandbox: p.sandbox });
     if (provider) providers.set(p, provider);
     if (provider === deps.providers.outbox && outboxForWantOfProvider(deps, p.channel, p.sandbox)) unbilled.add(p);
+    // A held message waits pending, even for the outbox (which records the others sent at once).
     const status: FinalStatus = p.outcome?.status ??
-      (!p.message ? "failed" : provider === deps.providers.outbox ? "sent" : "pending");
+      (!p.message ? "failed" : provider === deps.providers.outbox && !p.held_until ? "sent" : "pending");
     const outboxed = status === "sent" ? outboxContent(p.message!) : undefined;
     rows.push({
       id: p.id,
@@ -302,6 +315,7 @@ async function record(
       outbox_body: outboxed?.body ?? null,
       missing_variables: p.missing?.join(",") ?? null,
       note: unbilled.has(p) ? noProviderNote(p.channel) : null,
+      held_until: status === "pending" && p.held_until ? new Date(p.held_until) : null,
     });
   }
   const payable = fresh.filter((p) => providers.has(p) && !unbilled.has(p));
@@ -329,12 +343,13 @@ async function record(
       decided.push(outcomeOf(p, p.id, "failed", { error: unpaid.has(p) ? UNPAID_REASON : row.error }));
     }
     if (status !== "pending") metrics.deliveries.inc({ channel: p.channel, outcome: status });
-    if (status === "pending") {
+    if (status === "pending" && row.held_until) heldUntil = earliest(heldUntil, p.held_until);
+    else if (status === "pending") {
       toSend.push({ p, message: p.message!, provider: providers.get(p)!, cost: row.cost_micros });
     }
   });
   const staged = await stageEvents(tx, listeners, decided.map(messageEvent), now.getTime());
-  return { statuses, toSend, resumed: resume, staged };
+  return { statuses, toSend, resumed: resume, staged, heldUntil };
 }
 
 /** The columns of a message row that vary per recipient (the rest is shared by the batch). */
@@ -357,6 +372,8 @@ interface Row {
   /** Template variables that rendered empty, comma-separated; and why a message is not what it seems (014). */
   missing_variables: string | null;
   note: string | null;
+  /** Held by quiet hours until then (migration 026). */
+  held_until: Date | null;
 }
 
 /** The unique key of a message within its execution (see deliveryKey). */
@@ -397,6 +414,7 @@ async function insertRows(tx: Db, fresh: Prepared[], rows: Row[]): Promise<void>
         outbox_body: { type: "text", values: col("outbox_body") },
         missing_variables: { type: "text", values: col("missing_variables") },
         note: { type: "text", values: col("note") },
+        held_until: { type: "timestamptz", values: rows.map((r) => r.held_until?.toISOString() ?? null) },
       })
     }`;
   } catch (err) {
@@ -411,7 +429,7 @@ async function insertRows(tx: Db, fresh: Prepared[], rows: Row[]): Promise<void>
 async function markUnpaid(tx: Db, unpaid: Prepared[]): Promise<void> {
   await tx`
     update messages m set status = 'failed', error = ${UNPAID_REASON}, cost_micros = 0, provider_message_id = null,
-      sent_at = null, in_outbox = false, outbox_subject = null, outbox_body = null
+      sent_at = null, in_outbox = false, outbox_subject = null, outbox_body = null, held_until = null
     from unnest(${unpaid.map((p) => p.execution_id)}::uuid[], ${unpaid.map((p) => p.recipient)}::text[])
       as k(execution_id, recipient)
     where m.execution_id = k.execution_id and m.recipient = k.recipient`;
@@ -422,7 +440,7 @@ async function findStored(tx: Db, items: Prepared[]): Promise<Map<string, Stored
   const out = new Map<string, Stored>();
   if (items.length === 0) return out;
   const rows = await tx<Stored[]>`
-    select m.id, m.execution_id, m.recipient, m.status, m.cost_micros, m.handed_at
+    select m.id, m.execution_id, m.recipient, m.status, m.cost_micros, m.handed_at, m.held_until
     from messages m
     join unnest(${items.map((p) => p.execution_id)}::uuid[], ${items.map((p) => p.recipient)}::text[])
       as k(execution_id, recipient)

@@ -11,6 +11,7 @@ import { type RecipientInfo, renderContent } from "../shared/sending/render.ts";
 import type { Content, ExecutionSpec, SendSpec, WhatsAppContent } from "../shared/sending/spec.ts";
 import type { Template } from "../shared/templates.ts";
 import type { Device, RecipientContact } from "./recipients.ts";
+import { type QuietHold, withHold } from "./hold.ts";
 
 /** A message ready to be recorded and, unless its outcome is already decided, sent. */
 export interface Prepared {
@@ -38,6 +39,8 @@ export interface Prepared {
   conversation_category?: WhatsAppContent["conversation_category"];
   /** The template variables that had no value and rendered empty (recorded on the message). */
   missing?: string[];
+  /** Due inside its recipient's quiet hours: recorded, and sent at this instant (ms; worker/hold.ts). */
+  held_until?: number;
 }
 
 /** One recipient of an execution: a direct address, or a contact (with its devices for push). */
@@ -59,6 +62,8 @@ export interface ExecutionContext {
   sender: (country: string | undefined) => Promise<Identity | undefined>;
   /** Variables named by the templates that had no value (logged once per batch). */
   missing: Set<string>;
+  /** The team's quiet hours, when they apply to this execution's content (worker/hold.ts). */
+  quiet?: QuietHold;
 }
 
 /** The preference category a content is sent under. */
@@ -84,8 +89,12 @@ export function filterReason(contact: RecipientContact, channel: Channel, catego
 export async function prepareMessages(ctx: ExecutionContext, units: Unit[]): Promise<Prepared[]> {
   const out: Prepared[] = [];
   for (const unit of units) {
-    if (unit.kind === "direct") out.push(await prepareDirect(ctx, unit));
-    else out.push(...await prepareContact(ctx, unit.contact, unit.devices ?? []));
+    const messages = unit.kind === "direct"
+      ? [await prepareDirect(ctx, unit)]
+      : await prepareContact(ctx, unit.contact, unit.devices ?? []);
+    // A direct address has no zone of its own: the team's is read.
+    const zone = unit.kind === "contact" ? unit.contact.timezone : null;
+    out.push(...messages.map((p) => withHold(ctx.quiet, zone, p)));
   }
   return out;
 }

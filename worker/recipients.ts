@@ -20,6 +20,8 @@ export interface RecipientContact {
   preferences: Preferences;
   /** `custom_fields.phone` as text, when set. */
   phone: string | null;
+  /** `custom_fields.timezone` (IANA) as text, when set: the zone of the contact's quiet hours. */
+  timezone?: string | null;
 }
 
 /** A push device of a contact. */
@@ -96,7 +98,8 @@ export async function nextPageIds(
 /** Only the channel's preferences are read (parsing every contact's whole preferences object is not free). */
 const COLUMNS = (db: Db, channel: Channel) =>
   db`id, external_id, email, first_name, last_name, is_active, is_unsubscribed,
-    jsonb_build_object(${channel}::text, preferences->${channel}::text) as preferences, custom_fields->>'phone' as phone`;
+    jsonb_build_object(${channel}::text, preferences->${channel}::text) as preferences, custom_fields->>'phone' as phone,
+    custom_fields->>'timezone' as timezone`;
 
 /** The matching contacts with `after` < id <= `until`. */
 export async function contactsInRange(
@@ -119,7 +122,7 @@ export async function contactsByIds(db: Db, teamId: string, ids: string[]): Prom
   if (ids.length === 0) return [];
   return await db<RecipientContact[]>`
     select id, external_id, email, first_name, last_name, is_active, is_unsubscribed, preferences,
-      custom_fields->>'phone' as phone
+      custom_fields->>'phone' as phone, custom_fields->>'timezone' as timezone
     from contacts where team_id = ${teamId} and id = any(${ids}::uuid[])`;
 }
 

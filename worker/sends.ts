@@ -10,6 +10,7 @@ import { continueWithFallbacks } from "./fallback.ts";
 import { hasFallbacks, startState } from "./fallback_chain.ts";
 import type { DispatchJob } from "./jobs.ts";
 import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "./retry.ts";
+import { nextPass, settleEndedHolds } from "./hold.ts";
 import { type Prepared, prepareMessages, type Unit } from "./prepare.ts";
 import { contactsByIds, type Device, devicesOf, type RecipientContact, recipientFilter } from "./recipients.ts";
 
@@ -121,6 +122,7 @@ async function deliverSingles(w: WorkerContext, specs: SendSpec[], attempt: numb
     });
   }
   const result = await deliver(deps, prepared, { lastAttempt: attempt + 1 >= MAX_DELIVERY_ATTEMPTS });
+  await settleEndedHolds(deps, prepared, result, specs.flatMap((s) => s.executions.map((e) => e.id)));
 
   const unfinished = new Set<string>();
   for (const p of prepared) {
@@ -141,13 +143,16 @@ async function deliverSingles(w: WorkerContext, specs: SendSpec[], attempt: numb
     // retry (hours, at most) and not only once it is finished.
     await insertTriggers(deps.sql, waiting, "processing", startedAt);
     await markProcessing(deps.sql, [...unfinished], startedAt);
+    // After a temporary failure's delay, or at the end of a quiet-hours hold (worker/hold.ts).
+    const next = nextPass(result, attempt, deps.now()) ??
+      { attempt: attempt + 1, delayMs: nextTryDelay(attempt, result.retryAfterMs) };
     const retry: SendGroupJob = {
       type: "send-group",
       id: crypto.randomUUID(),
       sends: waiting,
-      attempt: attempt + 1,
+      attempt: next.attempt,
     };
-    await deps.queue.enqueue(retry, { delayMs: nextTryDelay(attempt, result.retryAfterMs) });
+    await deps.queue.enqueue(retry, { delayMs: next.delayMs });
   }
 }
 

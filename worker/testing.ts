@@ -58,12 +58,16 @@ export interface TriggerBody {
   [key: string]: unknown;
 }
 
-/** A fresh team (plan `plan`) on the shared test runtime, with the worker started. */
+/**
+ * A fresh team (plan `plan`) on the shared test runtime, with the worker started; `around` swaps in
+ * parts of the test's own (a clock, with a queue of its own for a worker that reads it).
+ */
 export async function sendingFixture(
   plan: Team["plan"] = "pro",
   config: Partial<Config> = {},
+  around: (deps: Deps) => Deps | Promise<Deps> = (deps) => deps,
 ): Promise<SendingFixture> {
-  return await sendingFixtureOn(await testDeps(config), plan);
+  return await sendingFixtureOn(await around(await testDeps(config)), plan);
 }
 
 /**

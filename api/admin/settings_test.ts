@@ -21,7 +21,10 @@ dbTest("GET /admin/v1/teams/{id}/settings answers the defaults for a team that s
   const { get } = await setup();
   const res = await get();
   assert.equal(res.status, 200);
-  assert.deepEqual(await res.json(), { otp: { allowed_countries: null, fraud_guard: FRAUD_GUARD_DEFAULTS } });
+  assert.deepEqual(await res.json(), {
+    otp: { allowed_countries: null, fraud_guard: FRAUD_GUARD_DEFAULTS },
+    quiet_hours: null,
+  });
 });
 
 dbTest("PATCH settings merges field by field, upper-cases countries and answers the whole object", async () => {
@@ -30,6 +33,7 @@ dbTest("PATCH settings merges field by field, upper-cases countries and answers 
   assert.equal(first.status, 200);
   const expected = {
     otp: { allowed_countries: ["GB", "FR"], fraud_guard: { ...FRAUD_GUARD_DEFAULTS, min_sends: 50 } },
+    quiet_hours: null,
   };
   assert.deepEqual(await first.json(), expected);
 
@@ -60,8 +64,13 @@ dbTest("PATCH settings refuses bad codes, non-positive thresholds and unknown fi
     { otp: { fraud_guard: { window_minutes: 1 } } },
     { otp: { fraud_guard: { enabled: "yes" } } },
     { otp: { fraud_guard: { threshold: 3 } } },
-    // Not settable yet: a setting that did nothing would mislead.
-    { quiet_hours: { start: "22:00", end: "07:00", timezone: "Europe/Paris" } },
+    { quiet_hours: { start: "24:00", end: "07:00", timezone: "Europe/Paris" } },
+    { quiet_hours: { start: "22:00", end: "7:00", timezone: "Europe/Paris" } },
+    { quiet_hours: { start: "22:00", end: "07:00", timezone: "Europe/Pari" } },
+    { quiet_hours: { start: "22:00", end: "07:00" } },
+    { quiet_hours: { start: "22:00", end: "22:00", timezone: "UTC" } },
+    { quiet_hours: { start: "22:00", end: "07:00", timezone: "UTC", days: [1] } },
+    { quiet_hours: "22:00-07:00" },
   ];
   for (const body of bodies) {
     const res = await patch(body);
@@ -72,7 +81,27 @@ dbTest("PATCH settings refuses bad codes, non-positive thresholds and unknown fi
   }
   const xx = await (await patch({ otp: { allowed_countries: ["gb", "xx"] } })).json();
   assert.match(JSON.stringify(xx.message), /XX is not an ISO 3166-1 alpha-2 code/);
-  assert.deepEqual((await (await get()).json()).otp.allowed_countries, null, "nothing stored");
+  const zone = await (await patch({ quiet_hours: { start: "22:00", end: "07:00", timezone: "Mars/Olympus" } })).json();
+  assert.match(JSON.stringify(zone.message), /quiet_hours.timezone \\"Mars\/Olympus\\" is not an IANA time zone/);
+  const time = await (await patch({ quiet_hours: { start: "22h", end: "07:00", timezone: "UTC" } })).json();
+  assert.match(JSON.stringify(time.message), /quiet_hours.start \\"22h\\" is not a time of day HH:MM/);
+  const settings = await (await get()).json();
+  assert.deepEqual([settings.otp.allowed_countries, settings.quiet_hours], [null, null], "nothing stored");
+});
+
+dbTest("PATCH settings sets quiet hours whole, keeps them when left out and clears them with null", async () => {
+  const { patch, get } = await setup();
+  const quiet = { start: "21:30", end: "08:00", timezone: "America/New_York" };
+  const set = await patch({ quiet_hours: quiet });
+  assert.equal(set.status, 200);
+  assert.deepEqual((await set.json()).quiet_hours, quiet);
+  await patch({ otp: { allowed_countries: ["FR"] } });
+  assert.deepEqual((await (await get()).json()).quiet_hours, quiet, "left out: kept");
+  const other = { start: "12:00", end: "14:00", timezone: "UTC" };
+  assert.deepEqual((await (await patch({ quiet_hours: other })).json()).quiet_hours, other);
+  const cleared = await (await patch({ quiet_hours: null })).json();
+  assert.equal(cleared.quiet_hours, null);
+  assert.deepEqual(cleared.otp.allowed_countries, ["FR"], "the rest kept");
 });
 
 dbTest("settings of an unknown team are 404 'Team not found'", async () => {

@@ -145,7 +145,9 @@ export const Job = z.object({
   id: z.string(),
   recipient: z.string().nullable(),
   contact_id: z.string().nullable(),
-  status: z.enum(["pending", "sent", "failed", "filtered"]),
+  status: z.enum(["pending", "scheduled", "sent", "failed", "filtered"]).openapi({
+    description: "`scheduled`: a promotional message held by the team's quiet hours until `scheduled_for`",
+  }),
   provider_message_id: z.string().nullable(),
   error: z.string().nullable(),
   cost: z.number(),
@@ -156,6 +158,9 @@ export const Job = z.object({
   }),
   note: z.string().nullable().openapi({
     description: "Why the message is not what it seems, e.g. kept in the outbox (not charged): no provider configured",
+  }),
+  scheduled_for: timestamp.nullable().openapi({
+    description: "When a message held by quiet hours goes (or went); null for one never held (docs/sending.md)",
   }),
 }).openapi("ExecutionJob");
 

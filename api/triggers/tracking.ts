@@ -341,28 +341,33 @@ export interface JobView {
   missing_variables: string[];
   /** Why the message is not what it seems (kept in the outbox for want of a provider …), else null. */
   note: string | null;
+  /** When a message held by quiet hours goes (or went); null for one never held. */
+  scheduled_for: Date | null;
 }
 
 /** A page of an execution's per-recipient messages. */
 export async function listJobs(deps: Deps, execution: ExecutionView, page: number, limit: number) {
   const rows = await deps.sql<
-    (Omit<JobView, "cost" | "recipient" | "missing_variables"> & {
+    (Omit<JobView, "cost" | "recipient" | "missing_variables" | "scheduled_for"> & {
       to_address: string | null;
       cost_micros: number;
       missing_variables: string | null;
+      held_until: Date | null;
     })[]
   >`
     select id, to_address, contact_id, status, provider_message_id, error, cost_micros, created_at, sent_at,
-      missing_variables, note
+      missing_variables, note, held_until
     from messages where execution_id = ${execution.id}
     order by recipient limit ${limit} offset ${(page - 1) * limit}`;
   const [{ total }]: [{ total: number }] = await deps.sql`
     select count(*)::int as total from messages where execution_id = ${execution.id}`;
+  const now = deps.now();
   const jobs: JobView[] = rows.map((r) => ({
     id: r.id,
     recipient: r.to_address,
     contact_id: r.contact_id,
-    status: r.status,
+    // Held by quiet hours: scheduled until its time comes (then pending until a worker sends it).
+    status: r.status === "pending" && r.held_until && r.held_until.getTime() > now ? "scheduled" : r.status,
     provider_message_id: r.provider_message_id,
     error: r.error,
     cost: toUsd(r.cost_micros),
@@ -370,6 +375,7 @@ export async function listJobs(deps: Deps, execution: ExecutionView, page: numbe
     sent_at: r.sent_at,
     missing_variables: r.missing_variables?.split(",") ?? [],
     note: r.note,
+    scheduled_for: r.held_until,
   }));
   return {
     execution_id: execution.id,

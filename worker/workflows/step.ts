@@ -10,6 +10,7 @@ import { deliver, deliveryKey } from "../deliver.ts";
 import { type Prepared, prepareMessages, type Unit } from "../prepare.ts";
 import { contactsByIds } from "../recipients.ts";
 import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "../retry.ts";
+import { nextPass, type Unfinished } from "../hold.ts";
 import { cachedRuns, cachedWorkflow } from "./cache.ts";
 import type { WorkflowStepJob } from "./jobs.ts";
 import { advance, type Claimed, claimStep, executionsPast, recordStepRuns, type StepRun } from "./queries.ts";
@@ -70,11 +71,14 @@ async function runStep(w: WorkerContext, workflow: Workflow, job: WorkflowStepJo
     : { runs: [] as StepRun[], pending: [] as string[], retryAfterMs: undefined };
   if (step) await recordStepRuns(deps.sql, workflow.id, step, outcome.runs);
   if (outcome.pending.length > 0) {
+    // After a temporary failure's delay, or at the end of a quiet-hours hold (worker/hold.ts).
+    const next = ("left" in outcome ? nextPass(outcome.left, job.attempt, deps.now()) : undefined) ??
+      { attempt: job.attempt + 1, delayMs: nextTryDelay(job.attempt, outcome.retryAfterMs) };
     const retry = stepJobs({
       workflow_id: job.workflow_id,
       step_order: job.step_order,
-      due_at: deps.now() + nextTryDelay(job.attempt, outcome.retryAfterMs),
-      attempt: job.attempt + 1,
+      due_at: deps.now() + next.delayMs,
+      attempt: next.attempt,
     }, outcome.pending);
     await enqueueJobs(deps, retry);
   }
@@ -203,7 +207,7 @@ async function sendStep(
   step: StepRow,
   claimed: Claimed[],
   job: WorkflowStepJob,
-): Promise<{ runs: StepRun[]; pending: string[]; retryAfterMs?: number }> {
+): Promise<{ runs: StepRun[]; pending: string[]; retryAfterMs?: number; left: Unfinished }> {
   const { deps } = w;
   const teamId = runs.get(claimed[0].trigger_id)!.team_id;
   const content = await stepContent(w, teamId, step);
@@ -296,5 +300,5 @@ async function sendStep(
       cost_micros: 0,
     });
   }
-  return { runs: results, pending, retryAfterMs: delivered.retryAfterMs };
+  return { runs: results, pending, retryAfterMs: delivered.retryAfterMs, left: delivered };
 }

@@ -1,0 +1,274 @@
+import assert from "node:assert/strict";
+import type { Deps } from "../shared/deps.ts";
+import { PgBossQueue } from "../shared/engine/pg_boss_queue.ts";
+import type { EnqueueOptions } from "../shared/engine/queue.ts";
+import { testQueueOptions } from "../shared/engine/pg_boss_testing.ts";
+import { dbTest, jsonRequest, onKv } from "../shared/testing.ts";
+import { nextPass, NO_LONGER_RECIPIENT } from "./hold.ts";
+import { nextTryDelay } from "./retry.ts";
+import { type SendingFixture, sendingFixture } from "./testing.ts";
+
+/**
+ * A clock the test moves, over a queue of the test's own (on the suite's engine) whose delayed jobs
+ * wait in the test until the clock passes their time; then they go to the queue, to run at once.
+ * Held messages come back hours later: the test travels there instead of waiting.
+ */
+class TimeTravel {
+  #offset = 0;
+  #waiting: { job: { type: string }; options: EnqueueOptions; due: number }[] = [];
+  #queue?: Deps["queue"];
+  #close: () => Promise<void> | void = () => {};
+
+  readonly now = () => Date.now() + this.#offset;
+
+  /** `base` on this clock, with its own queue (its worker reads this clock). */
+  async around(base: Deps): Promise<Deps> {
+    let deps: Deps;
+    if (base.config.ENGINE === "postgres") {
+      const schema = `pgboss_quiet_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
+      const queue = await PgBossQueue.start<{ type: string }>(base.sql, testQueueOptions(schema, "jobs"));
+      deps = { ...base, queue };
+      this.#close = () => queue.stop();
+    } else {
+      const kv = await Deno.openKv(":memory:");
+      deps = onKv(base, kv);
+      this.#close = () => kv.close();
+    }
+    const queue = deps.queue;
+    this.#queue = queue;
+    return {
+      ...deps,
+      now: this.now,
+      queue: {
+        enqueue: (job, options = {}, unit) => {
+          if (!options.delayMs) return queue.enqueue(job, options, unit);
+          this.#waiting.push({ job, options, due: this.now() + options.delayMs });
+          return Promise.resolve();
+        },
+        listen: (handler) => queue.listen(handler),
+        stop: () => queue.stop(),
+      },
+    };
+  }
+
+  /** The jobs waiting for the clock. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
+  /**
+   * Moves the clock `ms` on and enqueues the delayed jobs now due (a job delayed until an instant
+   * is due a moment after it: its delay was counted from a clock read before the enqueue).
+   */
+  async travel(ms: number): Promise<void> {
+    this.#offset += ms;
+    const due = this.#waiting.filter((w) => w.due <= this.now());
+    this.#waiting = this.#waiting.filter((w) => w.due > this.now());
+    for (const w of due) await this.#queue!.enqueue(w.job, { ...w.options, delayMs: 0 });
+  }
+
+  async close(): Promise<void> {
+    await this.#close();
+  }
+}
+
+/** `at` on the wall clock of `zone`, "HH:MM". */
+function localTime(at: number, zone: string): string {
+  return new Intl.DateTimeFormat("en-GB", { timeZone: zone, hour: "2-digit", minute: "2-digit", hourCycle: "h23" })
+    .format(at);
+}
+
+const HOUR = 3_600_000;
+
+/**
+ * Quiet hours from an hour ago to an hour from now on Tokyo's clock (New York's clock is 13 or 14
+ * hours behind: outside them), for team zone `timezone`; answers when they end.
+ */
+async function quietAroundNow(f: SendingFixture, clock: TimeTravel, timezone: string): Promise<number> {
+  const end = Math.floor((clock.now() + HOUR) / 60_000) * 60_000;
+  const quiet_hours = {
+    start: localTime(clock.now() - HOUR, "Asia/Tokyo"),
+    end: localTime(end, "Asia/Tokyo"),
+    timezone,
+  };
+  const res = await f.app.request(
+    `/admin/v1/teams/${f.team.id}/settings`,
+    jsonRequest("PATCH", { quiet_hours }, { Authorization: `Bearer ${f.deps.config.ADMIN_TOKEN}` }),
+  );
+  assert.equal(res.status, 200, await res.text());
+  return end;
+}
+
+/** The messages of a trigger's (only) execution as the jobs view shows them, by recipient. */
+async function jobsOf(f: SendingFixture, triggerId: string) {
+  const [execution] = await f.deps.sql<{ id: string }[]>`select id from executions where trigger_id = ${triggerId}`;
+  const [row] = execution ? [] : await f.deps.sql<{ id: string }[]>`
+    select execution_id as id from messages where trigger_id = ${triggerId} limit 1`;
+  const id = execution?.id ?? row?.id;
+  if (!id) return new Map();
+  const res = await f.get(`/api/v1/sms/executions/${id}/jobs`);
+  const body = await res.json();
+  // deno-lint-ignore no-explicit-any
+  return new Map<string, any>(body.jobs?.map((j: { recipient: string }) => [j.recipient, j]) ?? []);
+}
+
+/** Polls `read` until `done` holds of its answer (the worker runs beside the test). */
+async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
+  const deadline = Date.now() + 60_000;
+  let last = await read();
+  while (!done(last)) {
+    if (Date.now() > deadline) throw new Error(`${what}: ${JSON.stringify(last)}`);
+    await new Promise((r) => setTimeout(r, 25));
+    last = await read();
+  }
+  return last;
+}
+
+async function triggerStatus(f: SendingFixture, triggerId: string): Promise<string> {
+  return (await (await f.get(`/api/v1/triggers/${triggerId}`)).json()).status;
+}
+
+/** A test with a funded team whose worker runs on a clock of the test's own. */
+function quietTest(name: string, fn: (f: SendingFixture, clock: TimeTravel) => Promise<void>): void {
+  dbTest(name, async () => {
+    const clock = new TimeTravel();
+    const f = await sendingFixture("pro", {}, (deps) => clock.around(deps));
+    try {
+      await f.fund(1);
+      await fn(f, clock);
+    } finally {
+      await clock.close();
+    }
+  });
+}
+
+/** POST /sms/send of template `template_key` as promotional; the trigger id. */
+async function sendPromotional(f: SendingFixture, body: Record<string, unknown>): Promise<string> {
+  const sent = await f.send("/api/v1/sms/send", { ...body, message_category: "promotional" });
+  assert.equal(sent.status, 201, JSON.stringify(sent.body));
+  return sent.body.trigger_id;
+}
+
+/** Waits until the delayed job of the pass that held messages waits for the clock. */
+async function heldJobWaits(clock: TimeTravel): Promise<void> {
+  await until(() => Promise.resolve(clock.waiting), (n) => n === 1, "the held pass's job waits");
+}
+
+quietTest(
+  "quiet hours with contacts in two time zones: the one inside is held to the end, then sent",
+  async (f, clock) => {
+    await f.template("sms", "promo", { body: "Sale, {{contact_first_name}}" });
+    const end = await quietAroundNow(f, clock, "UTC");
+    await f.contact({
+      first_name: "Aki",
+      tags: ["vip"],
+      custom_fields: { phone: "+819012345678", timezone: "Asia/Tokyo" },
+    });
+    await f.contact({
+      first_name: "Ned",
+      tags: ["vip"],
+      custom_fields: { phone: "+12125550100", timezone: "America/New_York" },
+    });
+    const triggerId = await sendPromotional(f, { template_key: "promo", recipient_type: "tag", tag: ["vip"] });
+
+    // New York's message goes now; Tokyo's waits, shown scheduled with the time it will go.
+    const held = await until(() => jobsOf(f, triggerId), (jobs) => jobs.size === 2, "both messages recorded");
+    assert.equal(held.get("+12125550100").status, "sent");
+    assert.equal(held.get("+12125550100").scheduled_for, null);
+    assert.equal(held.get("+819012345678").status, "scheduled");
+    assert.equal(held.get("+819012345678").scheduled_for, new Date(end).toISOString());
+    assert.equal(held.get("+819012345678").sent_at, null);
+    assert.deepEqual((await f.outbox(triggerId)).map((m) => m.body), ["Sale, Ned"]);
+    // Its batch comes back at the end of the hold; until then the trigger is not complete.
+    await heldJobWaits(clock);
+    assert.equal(await triggerStatus(f, triggerId), "processing");
+
+    await clock.travel(end - clock.now() + 1_000);
+    const trigger = await f.waitForTrigger(triggerId);
+    assert.equal(trigger.status, "completed");
+    assert.deepEqual(trigger.summary, { total_contacts: 2, sent: 2, failed: 0, filtered: 0 });
+    const after = await jobsOf(f, triggerId);
+    const tokyo = after.get("+819012345678");
+    assert.equal(tokyo.status, "sent");
+    assert.equal(tokyo.scheduled_for, new Date(end).toISOString());
+    assert.ok(Date.parse(tokyo.sent_at) >= end, `sent at ${tokyo.sent_at}, not before ${tokyo.scheduled_for}`);
+    assert.deepEqual((await f.outbox(triggerId)).map((m) => m.body).sort(), ["Sale, Aki", "Sale, Ned"]);
+    // Charged once each, the held one when it was recorded.
+    const [{ n }] = await f.deps.sql`select count(*)::int as n from messages where trigger_id = ${triggerId}`;
+    assert.equal(n, 2);
+  },
+);
+
+quietTest(
+  "a held message whose contact opted out or left the audience meanwhile is filtered and refunded",
+  async (f, clock) => {
+    const funded = await f.balance();
+    await f.template("sms", "promo", { body: "Sale" });
+    await quietAroundNow(f, clock, "Asia/Tokyo");
+    const aki = await f.contact({ tags: ["vip"], custom_fields: { phone: "+819012345678" } });
+    const kei = await f.contact({ tags: ["vip"], custom_fields: { phone: "+819012345679" } });
+    await f.contact({ tags: ["vip"], custom_fields: { phone: "+12125550100", timezone: "America/New_York" } });
+    const triggerId = await sendPromotional(f, { template_key: "promo", recipient_type: "tag", tag: ["vip"] });
+    await heldJobWaits(clock);
+    const held = await jobsOf(f, triggerId);
+    assert.deepEqual([...held.values()].map((j) => j.status).sort(), ["scheduled", "scheduled", "sent"]);
+
+    await f.deps.sql`update contacts set is_unsubscribed = true where id = ${aki.id}`;
+    await f.deps.sql`update contacts set tags = '{}' where id = ${kei.id}`;
+    await clock.travel(2 * HOUR);
+    const trigger = await f.waitForTrigger(triggerId);
+    assert.deepEqual(trigger.summary, { total_contacts: 3, sent: 1, failed: 0, filtered: 2 });
+    const jobs = await jobsOf(f, triggerId);
+    assert.deepEqual(
+      [jobs.get("+819012345678"), jobs.get("+819012345679")].map((j) => [j.status, j.error, j.cost]),
+      [["filtered", "Contact is unsubscribed", 0], ["filtered", NO_LONGER_RECIPIENT, 0]],
+    );
+    // Only New York's message is paid for: the held ones were refunded.
+    assert.equal(await f.balance(), funded - jobs.get("+12125550100").cost);
+    assert.equal((await f.outbox(triggerId)).length, 1);
+  },
+);
+
+quietTest("quiet hours hold no transactional message, and hold a direct send in the team's zone", async (f, clock) => {
+  await f.template("sms", "note", { body: "Your order shipped" });
+  const end = await quietAroundNow(f, clock, "Asia/Tokyo");
+  await f.contact({ external_id: "aki", custom_fields: { phone: "+819012345678", timezone: "Asia/Tokyo" } });
+
+  const transactional = await f.post("/api/v1/sms/send", {
+    template_key: "note",
+    recipient_type: "contact",
+    contact_external_id: "aki",
+  });
+  const { trigger_id, trigger } = await f.finished(transactional);
+  assert.deepEqual(trigger.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
+  assert.equal((await jobsOf(f, trigger_id)).get("+819012345678").scheduled_for, null);
+
+  // A number has no zone of its own: the team's (Tokyo, inside the window) holds it.
+  const directId = await sendPromotional(f, {
+    template_key: "note",
+    recipient_type: "direct_sms",
+    direct_phone: "+12125550100",
+  });
+  const jobs = await until(
+    () => jobsOf(f, directId),
+    (j) => j.get("+12125550100")?.status === "scheduled",
+    "the direct message scheduled",
+  );
+  assert.equal(jobs.get("+12125550100").scheduled_for, new Date(end).toISOString());
+  await heldJobWaits(clock);
+  assert.equal(await triggerStatus(f, directId), "processing");
+  await clock.travel(end - clock.now() + 1_000);
+  const done = await f.waitForTrigger(directId);
+  assert.deepEqual(done.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
+});
+
+Deno.test("a pass comes back at its earliest hold, counted as a try only when a retry comes first", () => {
+  const now = 1_000_000;
+  assert.equal(nextPass({ pending: 0 }, 2, now), undefined, "nothing left");
+  assert.deepEqual(nextPass({ pending: 0, heldUntil: now + 60_000 }, 2, now), { attempt: 2, delayMs: 60_000 });
+  assert.deepEqual(nextPass({ pending: 0, heldUntil: now - 5 }, 0, now), { attempt: 0, delayMs: 0 }, "past: now");
+  const retry = nextPass({ pending: 1, heldUntil: now + HOUR }, 0, now)!;
+  assert.equal(retry.attempt, 1);
+  assert.ok(retry.delayMs < HOUR && retry.delayMs >= nextTryDelay(0, undefined, () => 0));
+  assert.deepEqual(nextPass({ pending: 1, heldUntil: now + 10 }, 3, now), { attempt: 3, delayMs: 10 });
+});
