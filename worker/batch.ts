@@ -5,7 +5,7 @@ import { deliver } from "./deliver.ts";
 import type { DeliverBatchJob } from "./jobs.ts";
 import { prepareMessages } from "./prepare.ts";
 import { contactsInRange, devicesOf } from "./recipients.ts";
-import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "./retry.ts";
+import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "../shared/backoff.ts";
 
 /**
  * The `deliver-batch` job: one page of a fan-out. Loads the page's contacts (fresh: preferences as

@@ -1,5 +1,6 @@
 import type postgres from "postgres";
 import { type Job as BossJob, type JobInsert, type JobResult, PgBoss } from "pg-boss";
+import { PG_BOSS_JOB_RETRY } from "../backoff.ts";
 import { Batcher } from "../batcher.ts";
 import { log } from "../log.ts";
 import { postgresJsDb, transactionDb } from "./pg_boss_db.ts";
@@ -27,7 +28,7 @@ export interface PgBossQueueOptions {
   heartbeatSeconds?: number;
   /** How often some replica looks for such jobs (s). */
   superviseSeconds?: number;
-  /** How many times a failed job is run again, with exponential back-off. */
+  /** How many times a failed job is run again, with exponential back-off (PG_BOSS_JOB_RETRY). */
   retryLimit?: number;
   /**
    * Called when the last retry of a job enqueued `forTrigger` failed, so that its trigger shows
@@ -45,12 +46,9 @@ const DEFAULTS: Required<Omit<PgBossQueueOptions, "onGivenUp">> & Pick<PgBossQue
   batchSize: 4,
   heartbeatSeconds: 10,
   superviseSeconds: 2,
-  retryLimit: 5,
+  retryLimit: PG_BOSS_JOB_RETRY.retryLimit,
 };
 
-/** The first retry waits about this long (s); each next one about twice as long, up to RETRY_DELAY_MAX_S. */
-const RETRY_DELAY_S = 1;
-const RETRY_DELAY_MAX_S = 300;
 /** The most jobs one grouped INSERT carries. */
 const MAX_JOBS_PER_INSERT = 100;
 /** A job may run this long before it is failed even with heartbeats (s; pg-boss allows 24 h at most). */
@@ -93,10 +91,8 @@ export class PgBossQueue<J = unknown> implements JobQueue<J> {
       notify: o.notify,
       heartbeatSeconds: o.heartbeatSeconds,
       expireInSeconds: EXPIRE_S,
+      ...PG_BOSS_JOB_RETRY,
       retryLimit: o.retryLimit,
-      retryDelay: RETRY_DELAY_S,
-      retryBackoff: true,
-      retryDelayMax: RETRY_DELAY_MAX_S,
     };
     if (await boss.getQueue(o.queue)) await boss.updateQueue(o.queue, settings);
     else await boss.createQueue(o.queue, settings).catch(ignoreIfCreatedMeanwhile);

@@ -9,16 +9,20 @@ export const DATABASE_URL = Deno.env.get("DATABASE_URL");
 /** The poll the tests run the queue with (s). */
 export const TEST_POLL_SECONDS = 0.5;
 
-let fixture: Promise<QueueFixture & { schema: string }> | undefined;
+/** The contract's fixture, with the pool and the schema its queues are kept in. */
+export type PgBossFixture = QueueFixture & { schema: string; sql: postgres.Sql };
+
+let fixture: Promise<PgBossFixture> | undefined;
 
 /** One pool and one fresh pg-boss schema per test process; queues in it are opened per test. */
-export function pgBossFixture(): Promise<QueueFixture & { schema: string }> {
+export function pgBossFixture(): Promise<PgBossFixture> {
   fixture ??= (() => {
     const sql = postgres(DATABASE_URL!, { max: 10, onnotice: () => {} });
     const schema = `pgboss_test_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
     return Promise.resolve({
       atomically: (work) => postgresAtomically(sql, work),
       schema,
+      sql,
       pollMs: TEST_POLL_SECONDS * 1_000,
       open: (queue: string) => PgBossQueue.start<ContractJob>(sql, testQueueOptions(schema, queue)),
     });

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { log } from "../log.ts";
-import { JOB_BACKOFF_MS } from "./jobs.ts";
+import { JOB_BACKOFF_MS } from "../backoff.ts";
 import { sendKeys } from "./keys.ts";
 import type { UnitOfWork } from "../engine/ports.ts";
 import { kvUnitOf } from "../engine/kv/unit.ts";
