@@ -37,7 +37,8 @@ export interface PgBossQueueOptions {
   onGivenUp?: (triggerId: string, jobId: string) => Promise<void>;
 }
 
-const DEFAULTS: Required<Omit<PgBossQueueOptions, "onGivenUp">> & Pick<PgBossQueueOptions, "onGivenUp"> = {
+/** How the queue is kept and consumed unless told otherwise. */
+export const DEFAULTS: Required<Omit<PgBossQueueOptions, "onGivenUp">> & Pick<PgBossQueueOptions, "onGivenUp"> = {
   schema: "pgboss",
   queue: "jobs",
   notify: true,
