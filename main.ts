@@ -30,6 +30,7 @@ import { ALL_ROLES, type Roles, singleRoleConfigOrExit } from "./shared/roles.ts
 import { startRuntime } from "./shared/runtime.ts";
 import { logMessageRoutes } from "./shared/providers/registry.ts";
 import { ensureAdminToken, ensureDemoChannelAccountsKey, seedDemo } from "./shared/seed.ts";
+import { registerDrainCron, workerDrainTarget } from "./worker/drain.ts";
 import { startWorker } from "./worker/queue.ts";
 
 /** What `GET /` answers: where the reference, the document and the API are. */
@@ -91,7 +92,10 @@ export async function serve(roles: Roles): Promise<void> {
   const config = ensureDemoChannelAccountsKey(
     ensureAdminToken(all ? loaded : singleRoleConfigOrExit(loaded, roles)),
   );
-  const runtime = await startRuntime(config);
+  const starting = startRuntime(config);
+  // Before anything is awaited: Deno Deploy finds crons by running the module's top level.
+  if (roles.worker) registerDrainCron(config, () => starting.then((runtime) => workerDrainTarget(runtime.deps)));
+  const runtime = await starting;
   logMessageRoutes(config);
   await seedDemo(runtime.deps);
   if (roles.worker) startWorker(runtime.deps);

@@ -21,6 +21,11 @@ const ConfigSchema = z.object({
   KV_PATH: z.string().default("./.data/kv.sqlite3"),
   /** Set by Deno Deploy: KV is then the platform's managed database, opened with no path. */
   DENO_DEPLOYMENT_ID: z.string().optional(),
+  /**
+   * With ENGINE=postgres, a `Deno.cron` drains the queue once a minute (worker/drain.ts), for hosts
+   * that run an instance only while it has traffic. Unset: on when DENO_DEPLOYMENT_ID is set.
+   */
+  QUEUE_DRAIN_CRON: bool.optional(),
   ADMIN_TOKEN: z.string().min(16).optional(),
   DEMO_SEED: bool.default(true),
   OTP_TOKEN_SECRET: z.string().min(16).optional(),
@@ -135,6 +140,13 @@ function engineProblems(config: Config): { variable: string; message: string }[]
     return [{
       variable: "ENGINE",
       message: "ENGINE=postgres needs DATABASE_URL, the Postgres server the replicas share",
+    }];
+  }
+  // The drain works the pg-boss queue; Deno KV's queue wakes its listener by itself.
+  if (config.QUEUE_DRAIN_CRON && config.ENGINE !== "postgres") {
+    return [{
+      variable: "QUEUE_DRAIN_CRON",
+      message: "QUEUE_DRAIN_CRON drains the pg-boss queue: it needs ENGINE=postgres",
     }];
   }
   return [];

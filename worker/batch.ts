@@ -7,7 +7,7 @@ import type { DeliverBatchJob } from "./jobs.ts";
 import { prepareMessages } from "./prepare.ts";
 import { contactsInRange, devicesOf, type RecipientContact } from "./recipients.ts";
 import type { ExecutionSpec, SendSpec } from "../shared/sending/spec.ts";
-import { MAX_DELIVERY_ATTEMPTS } from "./retry.ts";
+import { MAX_DELIVERY_ATTEMPTS } from "../shared/backoff.ts";
 import { nextPass, settleEndedHolds } from "./hold.ts";
 
 /**

@@ -24,7 +24,7 @@ import {
   twilioOnLoopback,
   withProvider,
 } from "./sms_testing.ts";
-import { MAX_DELIVERY_ATTEMPTS } from "./retry.ts";
+import { MAX_DELIVERY_ATTEMPTS } from "../shared/backoff.ts";
 import { EVENT_SWEEP_AGE_MS, sweepEventOutbox } from "../shared/event_outbox.ts";
 import type { WebhookDeliverJob } from "../shared/webhook_events.ts";
 

@@ -9,7 +9,7 @@ import { createWorkerContext } from "./context.ts";
 import { HAND_OVER_WINDOW_MS } from "./handoff.ts";
 import type { DeliverBatchJob } from "./jobs.ts";
 import { runJob } from "./queue.ts";
-import { MAX_DELIVERY_ATTEMPTS } from "./retry.ts";
+import { MAX_DELIVERY_ATTEMPTS } from "../shared/backoff.ts";
 import { counts, listenToAll, smsFanOut, triggerRow, twilioOnLoopback, withProvider } from "./sms_testing.ts";
 import { stoppingBeforeWebhooks } from "./testing.ts";
 

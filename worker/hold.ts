@@ -16,7 +16,7 @@ import { teamSettings } from "../shared/team_settings.ts";
 import type { Prepared } from "./prepare.ts";
 import { deliveryKey, type DeliveryResult } from "./deliver.ts";
 import { balancesChanged, refund } from "../shared/wallet.ts";
-import { nextTryDelay } from "./retry.ts";
+import { nextTryDelay } from "../shared/backoff.ts";
 
 /** The quiet hours a batch of an execution obeys, read once per batch, with the instant its messages are due. */
 export interface QuietHold {

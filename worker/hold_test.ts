@@ -5,7 +5,7 @@ import type { EnqueueOptions } from "../shared/engine/queue.ts";
 import { testQueueOptions } from "../shared/engine/pg_boss_testing.ts";
 import { dbTest, jsonRequest, onKv } from "../shared/testing.ts";
 import { nextPass, NO_LONGER_RECIPIENT } from "./hold.ts";
-import { nextTryDelay } from "./retry.ts";
+import { nextTryDelay } from "../shared/backoff.ts";
 import { type SendingFixture, sendingFixture } from "./testing.ts";
 
 /**

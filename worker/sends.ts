@@ -1,5 +1,6 @@
 import { log } from "../shared/log.ts";
-import { JOB_BACKOFF_MS, queueDelay, type SendGroupJob, type SendStoredJob } from "../shared/sending/jobs.ts";
+import { JOB_BACKOFF_MS, MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "../shared/backoff.ts";
+import { queueDelay, type SendGroupJob, type SendStoredJob } from "../shared/sending/jobs.ts";
 import { insertTriggers, loadSpec, markProcessing } from "../shared/sending/records.ts";
 import { isSingleRecipient, type SendSpec } from "../shared/sending/spec.ts";
 import { newTriggerRecord } from "../shared/sending/trigger_record.ts";
@@ -9,7 +10,6 @@ import { deliver, deliveryKey } from "./deliver.ts";
 import { continueWithFallbacks } from "./fallback.ts";
 import { hasFallbacks, startState } from "./fallback_chain.ts";
 import type { DispatchJob } from "./jobs.ts";
-import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "./retry.ts";
 import { nextPass, settleEndedHolds } from "./hold.ts";
 import { type Prepared, prepareMessages, type Unit } from "./prepare.ts";
 import { contactsByIds, type Device, devicesOf, type RecipientContact, recipientFilter } from "./recipients.ts";

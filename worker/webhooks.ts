@@ -5,6 +5,7 @@
  */
 import type { Deps } from "../shared/deps.ts";
 import { Batcher } from "../shared/batcher.ts";
+import { webhookDeferralDelayMs, webhookRetryDelayMs } from "../shared/backoff.ts";
 import { asJson } from "../shared/db.ts";
 import { KeyedLimiter } from "./limiter.ts";
 import { log } from "../shared/log.ts";
@@ -16,13 +17,6 @@ import { webhookHeaders } from "../shared/webhook_signing.ts";
 
 export { WebhookDeliverJob };
 
-/** Attempts per delivery, the first included. */
-export const MAX_ATTEMPTS = 13;
-/** Wait after the first failed attempt; it doubles after each further failure … */
-export const RETRY_BASE_MS = 30_000;
-/** … up to this cap. With 0–25 % jitter added, 12 waits sum to 24.5–30.6 hours. */
-export const RETRY_CAP_MS = 8 * 60 * 60 * 1000;
-
 /** Attempt ids: ulids that keep increasing within a millisecond, so "newest first" is exact. */
 const attemptId = newUlid;
 
@@ -33,30 +27,6 @@ const attemptId = newUlid;
  */
 export const ENDPOINT_CONCURRENCY = 16;
 const endpointSlots = new KeyedLimiter(ENDPOINT_CONCURRENCY);
-
-/**
- * The first wait of a delivery put off for want of a place at its endpoint (WEBHOOK_SLOT_WAIT_MS);
- * it doubles with each further deferral, up to DEFER_CAP_MS. A job does not wait longer in the
- * process: the KV queue runs at most 100 messages at once, and jobs queued behind a slow endpoint
- * would hold all of them, every other job of the service waiting.
- */
-export const DEFER_BASE_MS = 1_000;
-export const DEFER_CAP_MS = 30_000;
-
-/** The wait before the `deferral`-th try (1-based) of a delivery put off, with 0–25 % jitter. */
-export function deferralDelayMs(deferral: number, random: () => number = Math.random): number {
-  return Math.min(DEFER_CAP_MS, DEFER_BASE_MS * 2 ** (deferral - 1)) * (1 + 0.25 * random());
-}
-
-/**
- * The wait before the next attempt after `failedAttempt` (1-based) failed, or undefined when that was
- * the last. Jitter only lengthens a wait, so the schedule never ends before 24 hours (at scale 1).
- */
-export function retryDelayMs(failedAttempt: number, scale = 1, random: () => number = Math.random): number | undefined {
-  if (failedAttempt >= MAX_ATTEMPTS) return undefined;
-  const base = Math.min(RETRY_CAP_MS, RETRY_BASE_MS * 2 ** (failedAttempt - 1));
-  return base * (1 + 0.25 * random()) * scale;
-}
 
 interface EndpointRow {
   id: string;
@@ -157,7 +127,7 @@ export async function deliverWebhooks(deps: Deps, job: WebhookDeliverJob): Promi
   if (due.length === 0) return;
 
   // The wait before this job's retries (jitter drawn once); each failure waits from its own end.
-  const delay = retryDelayMs(job.attempt, deps.config.WEBHOOK_RETRY_SCALE);
+  const delay = webhookRetryDelayMs(job.attempt, deps.config.WEBHOOK_RETRY_SCALE);
   // Attempts are recorded, and their retries enqueued, as they end (those ending meanwhile share the
   // writes): a slow endpoint holds back no other endpoint's retry. A delivery's next attempt does not
   // wait for the last one's record: the records' commits wait their turn behind the database's other
@@ -195,7 +165,7 @@ export async function deliverWebhooks(deps: Deps, job: WebhookDeliverJob): Promi
  */
 async function deferDeliveries(deps: Deps, job: WebhookDeliverJob, deliveries: Delivery[]): Promise<void> {
   const deferrals = (job.deferrals ?? 0) + 1;
-  const due = deps.now() + deferralDelayMs(deferrals);
+  const due = deps.now() + webhookDeferralDelayMs(deferrals);
   metrics.webhookDeliveries.inc({ outcome: "deferred" }, deliveries.length);
   await enqueueOnce(
     deps,

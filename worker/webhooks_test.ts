@@ -6,15 +6,8 @@ import { metrics } from "../shared/metrics.ts";
 import { dbTest, jsonRequest, onKv, testDeps, testTeam } from "../shared/testing.ts";
 import { enqueueEvents, type EventType, newEvent } from "../shared/webhook_events.ts";
 import { startWorker } from "./queue.ts";
-import {
-  DEFER_CAP_MS,
-  deferralDelayMs,
-  deliverWebhooks,
-  ENDPOINT_CONCURRENCY,
-  MAX_ATTEMPTS,
-  retryDelayMs,
-  WebhookDeliverJob,
-} from "./webhooks.ts";
+import { WEBHOOK_MAX_ATTEMPTS } from "../shared/backoff.ts";
+import { deliverWebhooks, ENDPOINT_CONCURRENCY, WebhookDeliverJob } from "./webhooks.ts";
 
 /** Enqueues one event of a team; the envelope, or undefined when no endpoint wants it. */
 async function emitEvent(deps: Deps, teamId: string, type: EventType, data: Record<string, unknown>) {
@@ -200,11 +193,11 @@ dbTest("an endpoint that always fails gets exactly 13 attempts, the last with no
     const endpoint = await s.register(receiver.url);
     receiver.setSecret(endpoint.secret);
     await emitEvent(s.deps, s.team.id, "message.failed", { message_id: "m1" });
-    await waitFor(async () => (await s.attempts(endpoint.id)).length === MAX_ATTEMPTS, 20_000);
+    await waitFor(async () => (await s.attempts(endpoint.id)).length === WEBHOOK_MAX_ATTEMPTS, 20_000);
     await new Promise((r) => setTimeout(r, 500));
-    assert.equal(receiver.received.length, MAX_ATTEMPTS);
+    assert.equal(receiver.received.length, WEBHOOK_MAX_ATTEMPTS);
     const [last] = await s.attempts(endpoint.id);
-    assert.equal(last.attempt, MAX_ATTEMPTS);
+    assert.equal(last.attempt, WEBHOOK_MAX_ATTEMPTS);
     assert.equal(last.next_retry_at, null);
   } finally {
     await receiver.close();
@@ -418,12 +411,12 @@ dbTest(
       const job = firstAttempt(s.team.id, endpoint.id);
       // Two runs of the first attempt at once (the queue delivers at least once).
       await Promise.all([deliverWebhooks(s.deps, job), deliverWebhooks(s.deps, job)]);
-      await waitFor(async () => (await s.attempts(endpoint.id)).length >= MAX_ATTEMPTS + 1, 20_000);
+      await waitFor(async () => (await s.attempts(endpoint.id)).length >= WEBHOOK_MAX_ATTEMPTS + 1, 20_000);
       await new Promise((r) => setTimeout(r, 500));
       // The doubled first attempt, then attempts 2 to 13 once each.
       const attempts = (await s.attempts(endpoint.id)).map((a) => a.attempt as number).sort((a, b) => a - b);
-      assert.deepEqual(attempts, [1, 1, ...Array.from({ length: MAX_ATTEMPTS - 1 }, (_, i) => i + 2)]);
-      assert.equal(receiver.received.length, MAX_ATTEMPTS + 1);
+      assert.deepEqual(attempts, [1, 1, ...Array.from({ length: WEBHOOK_MAX_ATTEMPTS - 1 }, (_, i) => i + 2)]);
+      assert.equal(receiver.received.length, WEBHOOK_MAX_ATTEMPTS + 1);
     } finally {
       await receiver.close();
       s.close();
@@ -470,30 +463,4 @@ dbTest("an endpoint slower than WEBHOOK_TIMEOUT_MS counts as a failed attempt", 
     await receiver.close();
     s.close();
   }
-});
-
-Deno.test("retryDelayMs() doubles from 30 s to a cap of 8 h, and the 12 waits last more than 24 hours", () => {
-  const none = () => 0;
-  assert.equal(retryDelayMs(1, 1, none), 30_000);
-  assert.equal(retryDelayMs(2, 1, none), 60_000);
-  assert.equal(retryDelayMs(11, 1, none), 8 * 3600_000);
-  assert.equal(retryDelayMs(MAX_ATTEMPTS, 1, none), undefined);
-  const waits = (random: () => number) =>
-    Array.from({ length: MAX_ATTEMPTS - 1 }, (_, i) => retryDelayMs(i + 1, 1, random)!).reduce((a, b) => a + b);
-  assert.ok(waits(none) >= 24 * 3600_000, `${waits(none) / 3600_000} h`);
-  assert.ok(waits(() => 0.999) <= 31 * 3600_000);
-  assert.equal(retryDelayMs(1, 0.001, () => 1), 37.5);
-});
-
-Deno.test("deferralDelayMs() waits 1 s for the first deferral, doubles, and stops at 30 s (jitter only lengthens)", () => {
-  const none = () => 0;
-  assert.deepEqual([1, 2, 3, 5, 6, 10].map((n) => deferralDelayMs(n, none)), [
-    1_000,
-    2_000,
-    4_000,
-    16_000,
-    DEFER_CAP_MS,
-    DEFER_CAP_MS,
-  ]);
-  assert.equal(deferralDelayMs(1, () => 1), 1_250);
 });

@@ -1,5 +1,6 @@
 import type postgres from "postgres";
 import { type Job as BossJob, type JobInsert, type JobResult, type JobWithMetadata, PgBoss } from "pg-boss";
+import { PG_BOSS_JOB_RETRY } from "../backoff.ts";
 import { Batcher } from "../batcher.ts";
 import { log } from "../log.ts";
 import { postgresJsDb, transactionDb } from "./pg_boss_db.ts";
@@ -27,7 +28,7 @@ export interface PgBossQueueOptions {
   heartbeatSeconds?: number;
   /** How often some replica looks for such jobs (s). */
   superviseSeconds?: number;
-  /** How many times a failed job is run again, with exponential back-off. */
+  /** How many times a failed job is run again, with exponential back-off (PG_BOSS_JOB_RETRY). */
   retryLimit?: number;
   /**
    * Called when pg-boss gives up on a job enqueued `forTrigger` (its last retry failed in our handler,
@@ -37,7 +38,8 @@ export interface PgBossQueueOptions {
   onGivenUp?: (triggerId: string, jobId: string) => Promise<void>;
 }
 
-const DEFAULTS: Required<Omit<PgBossQueueOptions, "onGivenUp">> & Pick<PgBossQueueOptions, "onGivenUp"> = {
+/** How the queue is kept and consumed unless told otherwise. */
+export const DEFAULTS: Required<Omit<PgBossQueueOptions, "onGivenUp">> & Pick<PgBossQueueOptions, "onGivenUp"> = {
   schema: "pgboss",
   queue: "jobs",
   notify: true,
@@ -46,12 +48,9 @@ const DEFAULTS: Required<Omit<PgBossQueueOptions, "onGivenUp">> & Pick<PgBossQue
   batchSize: 4,
   heartbeatSeconds: 10,
   superviseSeconds: 2,
-  retryLimit: 5,
+  retryLimit: PG_BOSS_JOB_RETRY.retryLimit,
 };
 
-/** The first retry waits about this long (s); each next one about twice as long, up to RETRY_DELAY_MAX_S. */
-const RETRY_DELAY_S = 1;
-const RETRY_DELAY_MAX_S = 300;
 /** The most jobs one grouped INSERT carries. */
 const MAX_JOBS_PER_INSERT = 100;
 /** A job may run this long before it is failed even with heartbeats (s; pg-boss allows 24 h at most). */
@@ -109,20 +108,14 @@ export class PgBossQueue<J = unknown> implements JobQueue<J> {
       notify: o.notify,
       heartbeatSeconds: o.heartbeatSeconds,
       expireInSeconds: EXPIRE_S,
+      ...PG_BOSS_JOB_RETRY,
       retryLimit: o.retryLimit,
-      retryDelay: RETRY_DELAY_S,
-      retryBackoff: true,
-      retryDelayMax: RETRY_DELAY_MAX_S,
     };
     // The dead letter queue first: a queue's deadLetter must name a queue that exists.
     const givenUp = givenUpQueue(o.queue);
     if (!await boss.getQueue(givenUp)) {
-      await boss.createQueue(givenUp, {
-        retryLimit: GIVEN_UP_RETRY_LIMIT,
-        retryDelay: RETRY_DELAY_S,
-        retryBackoff: true,
-        retryDelayMax: RETRY_DELAY_MAX_S,
-      }).catch(ignoreIfCreatedMeanwhile);
+      await boss.createQueue(givenUp, { ...PG_BOSS_JOB_RETRY, retryLimit: GIVEN_UP_RETRY_LIMIT })
+        .catch(ignoreIfCreatedMeanwhile);
     }
     // Jobs take the dead letter queue when they are inserted (jobs already waiting keep none).
     const main = { ...settings, deadLetter: givenUp };

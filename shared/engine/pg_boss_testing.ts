@@ -9,9 +9,10 @@ export const DATABASE_URL = Deno.env.get("DATABASE_URL");
 /** The poll the tests run the queue with (s). */
 export const TEST_POLL_SECONDS = 0.5;
 
-/** The contract's fixture, plus queues opened with other options (`openWith`). */
-type PgBossFixture = QueueFixture & {
+/** The contract's fixture, with the pool and the schema its queues are kept in, plus queues opened with other options (`openWith`). */
+export type PgBossFixture = QueueFixture & {
   schema: string;
+  sql: postgres.Sql;
   openWith(queue: string, options: PgBossQueueOptions): Promise<PgBossQueue<ContractJob>>;
 };
 
@@ -25,6 +26,7 @@ export function pgBossFixture(): Promise<PgBossFixture> {
     return Promise.resolve({
       atomically: (work) => postgresAtomically(sql, work),
       schema,
+      sql,
       pollMs: TEST_POLL_SECONDS * 1_000,
       open: (queue: string) => PgBossQueue.start<ContractJob>(sql, testQueueOptions(schema, queue)),
       openWith: (queue, options) =>

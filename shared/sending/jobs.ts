@@ -1,9 +1,7 @@
 import { z } from "zod";
+import { JOB_BACKOFF_MS } from "../backoff.ts";
 import { sendKeys } from "./keys.ts";
 import { SendSpecSchema } from "./spec.ts";
-
-/** Retry delays of queue jobs (ms): the queue redelivers a job whose handler threw. */
-export const JOB_BACKOFF_MS = [1_000, 5_000, 15_000, 60_000, 300_000];
 
 /**
  * Deno KV refuses a queue delay over 30 days: a longer wait is chained (a job that fires before it is

@@ -9,7 +9,7 @@ import { executionContext, type WorkerContext } from "../context.ts";
 import { deliver, deliveryKey } from "../deliver.ts";
 import { type Prepared, prepareMessages, type Unit } from "../prepare.ts";
 import { contactsByIds } from "../recipients.ts";
-import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "../retry.ts";
+import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "../../shared/backoff.ts";
 import { nextPass, type Unfinished } from "../hold.ts";
 import { cachedRuns, cachedWorkflow } from "./cache.ts";
 import type { WorkflowStepJob } from "./jobs.ts";

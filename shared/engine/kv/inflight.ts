@@ -1,5 +1,5 @@
 import { log } from "../../log.ts";
-import { JOB_BACKOFF_MS } from "../../sending/jobs.ts";
+import { JOB_BACKOFF_MS } from "../../backoff.ts";
 
 /** KV keys of the journal: one heartbeat per process, and the queue messages it is running. */
 export const inflightKeys = {

@@ -1,6 +1,6 @@
 import type { KvCommitter } from "../../kv.ts";
 import { log } from "../../log.ts";
-import { JOB_BACKOFF_MS } from "../../sending/jobs.ts";
+import { JOB_BACKOFF_MS } from "../../backoff.ts";
 import { sendKeys } from "../../sending/keys.ts";
 import type { EnqueueOptions, JobHandler, JobQueue, UnitOfWork } from "../queue.ts";
 import { InflightJournal } from "./inflight.ts";

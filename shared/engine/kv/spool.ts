@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { log } from "../../log.ts";
-import { JOB_BACKOFF_MS } from "../../sending/jobs.ts";
+import { JOB_BACKOFF_MS } from "../../backoff.ts";
 import { sendKeys } from "../../sending/keys.ts";
 import type { UnitOfWork } from "../ports.ts";
 import { kvUnitOf } from "./unit.ts";
