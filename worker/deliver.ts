@@ -16,6 +16,7 @@ import { changeAndStage, relayEvents, type StagedEvent, stageEvents } from "../s
 import { type Listeners, listenersOf, listening } from "../shared/webhook_events.ts";
 import { type HandOverLog, sendAll, type ToSend } from "./handoff.ts";
 import { deleteDeviceTokens } from "./recipients.ts";
+import { routeThroughAccounts } from "./failover_send.ts";
 
 /** Where a message stands once a delivery pass is over. */
 export type FinalStatus = MessageStatus;
@@ -47,6 +48,8 @@ interface Stored {
   cost_micros: number;
   /** Handed to a provider that cannot take it twice, by a pass that has not recorded the answer. */
   handed_at: Date | null;
+  /** The channel account it was handed to, when it went through failover (migration 024). */
+  handed_account: string | null;
 }
 
 /** Some messages were recorded by an earlier pass: start again, reading them first. */
@@ -89,6 +92,7 @@ export async function deliver(
   balancesChanged(new Set(items.filter((p) => p.cost > 0 && !p.sandbox).map((p) => p.team_id)));
   const { statuses, toSend, resumed } = recorded;
   const staged = [...recorded.staged];
+  await routeThroughAccounts(deps, toSend);
   const outcomes = await sendAll(toSend, handOverLog(deps, listeners, staged));
   let pending = 0;
   let retryAfterMs: number | undefined;
@@ -257,7 +261,8 @@ async function record(
       const provider = deps.providers.get(p.channel, { sandbox: p.sandbox });
       const message = { ...p.message, id: found.id };
       const handedAt = found.handed_at?.getTime();
-      toSend.push({ p, message, provider, cost: found.cost_micros, handedAt });
+      const handedAccount = found.handed_account ?? undefined;
+      toSend.push({ p, message, provider, cost: found.cost_micros, handedAt, handedAccount });
     }
   }
   const now = new Date(deps.now());
@@ -399,7 +404,7 @@ async function findStored(tx: Db, items: Prepared[]): Promise<Map<string, Stored
   const out = new Map<string, Stored>();
   if (items.length === 0) return out;
   const rows = await tx<Stored[]>`
-    select m.id, m.execution_id, m.recipient, m.status, m.cost_micros, m.handed_at
+    select m.id, m.execution_id, m.recipient, m.status, m.cost_micros, m.handed_at, m.handed_account
     from messages m
     join unnest(${items.map((p) => p.execution_id)}::uuid[], ${items.map((p) => p.recipient)}::text[])
       as k(execution_id, recipient)
