@@ -16,7 +16,7 @@ import {
   type FailoverResult,
   sendWithFailover,
 } from "../shared/providers/failover.ts";
-import type { Channel } from "../shared/providers/types.ts";
+import type { Channel, ProviderError } from "../shared/providers/types.ts";
 import {
   failure,
   HAND_OVER_WINDOW_MS,
@@ -116,14 +116,21 @@ async function handOverWithFailover(deps: Deps, t: ToSend, route: Route, context
   // keeps the account it was last handed to, and a later pass asks only that one.
   const certain = error.temporary && !error.maybeAccepted;
   await recordAttempts(deps, id, fresh, { release: certain });
+  return failedWith(id, error, { pinned: !certain });
+}
+
+/**
+ * The outcome of a message no account sent. `pinned`: it stays with the account it was last handed
+ * to, so it is tried again only once that hand-over's window is over (see resume()).
+ */
+function failedWith(id: string, error: ProviderError, { pinned }: { pinned: boolean }): Outcome {
   return {
     ok: false,
     id,
     error: error.message,
     temporary: error.temporary,
     invalidToken: error.invalidToken,
-    // After an uncertain outcome, not before its hand-over window is over: see resume().
-    retryAfterMs: certain ? error.retryAfterMs : Math.max(error.retryAfterMs ?? 0, HAND_OVER_WINDOW_MS),
+    retryAfterMs: pinned ? Math.max(error.retryAfterMs ?? 0, HAND_OVER_WINDOW_MS) : error.retryAfterMs,
   };
 }
 
@@ -173,16 +180,8 @@ async function resume(
   if (result.sent) {
     return await answered(pinned, { ok: true, id, providerMessageId: result.sent.providerMessageId }, context);
   }
-  const error = result.error!;
   // Still with this account: only it may have the message, so only it is asked again.
-  return {
-    ok: false,
-    id,
-    error: error.message,
-    temporary: error.temporary,
-    invalidToken: error.invalidToken,
-    retryAfterMs: Math.max(error.retryAfterMs ?? 0, HAND_OVER_WINDOW_MS),
-  };
+  return failedWith(id, result.error!, { pinned: true });
 }
 
 /** Records a sent message at once (with its webhook event), as the default hand-over does. */

@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { createService } from "../main.ts";
+import { createApiKey } from "../shared/api_keys.ts";
 import { type ChannelAccountInput, channelAccountsKey, putChannelAccounts } from "../shared/channel_accounts.ts";
 import type { Deps, Team } from "../shared/deps.ts";
 import { toMicros } from "../shared/money.ts";
@@ -81,6 +82,32 @@ async function putAccounts(deps: Deps, team: Team, accounts: ChannelAccountInput
   return list.accounts.map((a) => a.id);
 }
 
+/**
+ * A send of one SMS (to FIRST) whose team has a Twilio account answering as `errors` say, then a
+ * Vonage account; every server is closed when it is disposed.
+ */
+async function twilioThenVonage(
+  errors: Record<string, TwilioErrorBody>,
+  options: { failoverOnTimeout?: boolean } = {},
+) {
+  const first = twilioAccount({ errors });
+  const second = vonageAccount();
+  const t = await failoverSend([first.input, second.input], options);
+  return {
+    first,
+    second,
+    t,
+    async [Symbol.asyncDispose]() {
+      for (const s of [first.server, second.server, t.fallback.server]) await s.close();
+    },
+  };
+}
+
+/** The outcomes of a message row's attempts, in order. */
+function outcomesOf(row: Record<string, unknown>): string[] {
+  return (row.attempts as { outcome: string }[]).map((a) => a.outcome);
+}
+
 /** `provider_attempts_total{provider, outcome}` as GET /metrics shows it. */
 async function attemptsMetric(deps: Deps, provider: string, outcome: string): Promise<number> {
   const text = await (await createService(deps).request("/metrics")).text();
@@ -93,12 +120,8 @@ async function attemptsMetric(deps: Deps, provider: string, outcome: string): Pr
 dbTest(
   "a message whose first account answers 503 is sent through the second at once, its attempts recorded",
   async () => {
-    const first = twilioAccount({ errors: { [FIRST]: UNAVAILABLE } });
-    const second = vonageAccount();
-    await using _a = first.server;
-    await using _b = second.server;
-    const t = await failoverSend([first.input, second.input]);
-    await using _c = t.fallback.server;
+    await using s = await twilioThenVonage({ [FIRST]: UNAVAILABLE });
+    const { first, second, t } = s;
     const before = await attemptsMetric(t.deps, "vonage", "sent");
     const unavailable = await attemptsMetric(t.deps, "twilio", "temporary");
 
@@ -119,56 +142,53 @@ dbTest(
     assert.equal(row.attempts[1].provider_message_id, row.provider_message_id);
     assert.match(row.attempts[0].error, /Service unavailable/);
     assert.deepEqual(await triggerRow(t.deps, t.spec.trigger_id), counts("completed", 1, 1, 0, 0));
+    assert.equal(await balanceMicros(t.deps.sql, t.team.id), toMicros(10) - SMS_MICROS, "charged once");
     assert.equal(await attemptsMetric(t.deps, "vonage", "sent"), before + 1);
     assert.equal(await attemptsMetric(t.deps, "twilio", "temporary"), unavailable + 1);
+    // The execution's jobs list shows them too.
+    const key = await createApiKey(t.deps.sql, t.team.id, "sk_live");
+    const res = await createService(t.deps).request(`/api/v1/sms/executions/${t.spec.executions[0].id}/jobs`, {
+      headers: { "X-API-Key": key },
+    });
+    const [job] = (await res.json()).jobs;
+    assert.deepEqual(job.attempts, row.attempts);
   },
 );
 
-dbTest("a permanent refusal is not failed over: the message fails and is refunded", async () => {
-  const first = twilioAccount({ errors: { [FIRST]: INVALID_NUMBER } });
-  const second = vonageAccount();
-  await using _a = first.server;
-  await using _b = second.server;
-  const t = await failoverSend([first.input, second.input]);
-  await using _c = t.fallback.server;
-
-  await t.run();
-
-  assert.equal(second.server.requests.length, 0, "the second account is never asked");
-  assert.equal(t.fallback.server.requests.length, 0);
-  const row = await t.row();
+/**
+ * Sends one SMS whose first account answers `answer`, which must end it there: failed, with neither
+ * the second account nor the default asked. The message's row, and the team.
+ */
+async function failsAtTheFirst(answer: TwilioErrorBody) {
+  await using s = await twilioThenVonage({ [FIRST]: answer });
+  await s.t.run();
+  assert.equal(s.second.server.requests.length, 0, "the second account is never asked");
+  assert.equal(s.t.fallback.server.requests.length, 0, "nor the default provider");
+  const row = await s.t.row();
   assert.equal(row.status, "failed");
-  assert.match(row.error, /Invalid 'To' Phone Number/);
   assert.equal(row.cost_micros, 0);
-  assert.deepEqual(row.attempts.map((a: Record<string, unknown>) => a.outcome), ["refused"]);
+  return { row, t: s.t };
+}
+
+dbTest("a permanent refusal is not failed over: the message fails and is refunded", async () => {
+  const { row, t } = await failsAtTheFirst(INVALID_NUMBER);
+  assert.match(row.error, /Invalid 'To' Phone Number/);
+  assert.deepEqual(outcomesOf(row), ["refused"]);
   assert.equal(await balanceMicros(t.deps.sql, t.team.id), toMicros(10), "refunded");
 });
 
-dbTest("a timeout after the request left is not failed over by default", async () => {
-  const first = twilioAccount({ errors: { [FIRST]: GATEWAY_TIMEOUT } });
-  const second = vonageAccount();
-  await using _a = first.server;
-  await using _b = second.server;
-  const t = await failoverSend([first.input, second.input]);
-  await using _c = t.fallback.server;
-
-  await t.run();
-
-  assert.equal(second.server.requests.length, 0, "a second provider must not double-send");
-  assert.equal(t.fallback.server.requests.length, 0);
-  const row = await t.row();
-  assert.equal(row.status, "failed");
-  assert.match(row.error, /may have sent it/);
-  assert.deepEqual(row.attempts.map((a: Record<string, unknown>) => a.outcome), ["unknown"]);
-});
+dbTest(
+  "a timeout after the request left is not failed over by default: a second provider must not double-send",
+  async () => {
+    const { row } = await failsAtTheFirst(GATEWAY_TIMEOUT);
+    assert.match(row.error, /may have sent it/);
+    assert.deepEqual(outcomesOf(row), ["unknown"]);
+  },
+);
 
 dbTest("a timeout fails over when the team allows it (failover_on_timeout)", async () => {
-  const first = twilioAccount({ errors: { [FIRST]: GATEWAY_TIMEOUT } });
-  const second = vonageAccount();
-  await using _a = first.server;
-  await using _b = second.server;
-  const t = await failoverSend([first.input, second.input], { failoverOnTimeout: true });
-  await using _c = t.fallback.server;
+  await using s = await twilioThenVonage({ [FIRST]: GATEWAY_TIMEOUT }, { failoverOnTimeout: true });
+  const { second, t } = s;
 
   await t.run();
 
@@ -194,12 +214,8 @@ dbTest("a team without channel accounts is sent through the default provider, wi
 
 dbTest("an account failing 5 times in a row is skipped, then probed after the cool-down and used again", async () => {
   const errors: Record<string, TwilioErrorBody> = {};
-  const first = twilioAccount({ errors });
-  const second = vonageAccount();
-  await using _a = first.server;
-  await using _b = second.server;
-  const t = await failoverSend([first.input, second.input]);
-  await using _c = t.fallback.server;
+  await using s = await twilioThenVonage(errors);
+  const { first, t } = s;
   let clock = Date.now();
   const now = () => clock;
   /** A send of one SMS to a new contact of the team, delivered at `now`: its message row. */
@@ -208,7 +224,7 @@ dbTest("an account failing 5 times in a row is skipped, then probed after the co
     const { spec, job } = await smsFanOut(t.deps, 1, { team: t.team, tag: `t${phone}`, phone });
     await runJob(createWorkerContext({ ...t.deps, now }), job);
     const [row] = await t.deps.sql`select status, attempts from messages where trigger_id = ${spec.trigger_id}`;
-    return { status: row.status, outcomes: row.attempts.map((a: Record<string, unknown>) => a.outcome) };
+    return { status: row.status, outcomes: outcomesOf(row) };
   };
   // The first send (already to FIRST) opens nothing; the threshold counts failures in a row.
   errors[FIRST] = UNAVAILABLE;

@@ -2,6 +2,7 @@ import { NotFoundError } from "../../shared/errors.ts";
 import type { Deps } from "../../shared/deps.ts";
 import type { Db } from "../../shared/db.ts";
 import type { Channel } from "../../shared/providers/types.ts";
+import type { Attempt } from "../../shared/providers/failover.ts";
 import type { TriggerState } from "../../shared/engine/send_state.ts";
 import {
   addCounts,
@@ -341,6 +342,8 @@ export interface JobView {
   missing_variables: string[];
   /** Why the message is not what it seems (kept in the outbox for want of a provider …), else null. */
   note: string | null;
+  /** Its hand-overs to the team's channel accounts (failover), null when it went the default way. */
+  attempts: Attempt[] | null;
 }
 
 /** A page of an execution's per-recipient messages. */
@@ -353,7 +356,7 @@ export async function listJobs(deps: Deps, execution: ExecutionView, page: numbe
     })[]
   >`
     select id, to_address, contact_id, status, provider_message_id, error, cost_micros, created_at, sent_at,
-      missing_variables, note
+      missing_variables, note, attempts
     from messages where execution_id = ${execution.id}
     order by recipient limit ${limit} offset ${(page - 1) * limit}`;
   const [{ total }]: [{ total: number }] = await deps.sql`
@@ -370,6 +373,7 @@ export async function listJobs(deps: Deps, execution: ExecutionView, page: numbe
     sent_at: r.sent_at,
     missing_variables: r.missing_variables?.split(",") ?? [],
     note: r.note,
+    attempts: r.attempts,
   }));
   return {
     execution_id: execution.id,
