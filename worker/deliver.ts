@@ -66,7 +66,9 @@ class Resume extends Error {}
  * 2. send the pending ones (new, and any an interrupted pass left) to their providers with their
  *    stable message id. A provider that cannot take a message twice (Twilio) gets it only once its
  *    row says so (`handed_at`); a message an interrupted pass handed to it is never re-sent: once
- *    that pass's hand-over window is over, it is sent if the provider's log has it, else failed (handoff.ts);
+ *    that pass's hand-over window is over, it is sent if the provider's log has it, else failed (handoff.ts).
+ *    A live message of a team with channel accounts goes through them in order instead, each hand-over
+ *    recorded first, and is resumed only through the account it was last handed to (failover_send.ts);
  * 3. record the outcomes in one UPDATE, refund permanent failures, drop invalid push tokens.
  * With `lastAttempt`, a temporary failure is final (unless another pass holds the message: see
  * handoff.ts); otherwise it stays pending for a later pass.

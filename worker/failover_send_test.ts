@@ -8,6 +8,7 @@ import { BREAKER_COOLDOWN_MS, BREAKER_THRESHOLD } from "../shared/providers/circ
 import { randomHex, startFakeTwilio, type TwilioErrorBody } from "../shared/providers/fake_servers.ts";
 import { startFakeVonage, type VonageErrorSpec } from "../shared/providers/fake_vonage.ts";
 import { createTwilioProvider } from "../shared/providers/twilio.ts";
+import type { OutboundMessage, Provider } from "../shared/providers/types.ts";
 import { dbTest, testDeps } from "../shared/testing.ts";
 import { balanceMicros } from "../shared/wallet.ts";
 import { createWorkerContext } from "./context.ts";
@@ -54,10 +55,13 @@ function vonageAccount(options: { errors?: Record<string, VonageErrorSpec> } = {
  * A send of `contacts` SMS whose team has `accounts` for SMS (the service's default, a Twilio of its
  * own, last); `run` runs its deliver-batch job (again, with a new id) at `now`.
  */
-async function failoverSend(accounts: ChannelAccountInput[], options: { failoverOnTimeout?: boolean } = {}) {
+async function failoverSend(
+  accounts: ChannelAccountInput[],
+  options: { failoverOnTimeout?: boolean; defaultProvider?: Provider } = {},
+) {
   const base = await testDeps();
   const fallback = twilioOnLoopback({});
-  const deps = withProvider(base, fallback.provider);
+  const deps = withProvider(base, options.defaultProvider ?? fallback.provider);
   const { team, spec, job } = await smsFanOut(deps, 1);
   const ids = await putAccounts(deps, team, accounts, options.failoverOnTimeout);
   const run = (attempt = 0, now: () => number = deps.now) =>
@@ -332,4 +336,35 @@ dbTest("a kill during failover never sends one message through two providers", a
   } finally {
     await d.cleanup();
   }
+});
+
+dbTest("a message a dead pass handed to an idempotent provider is handed to it again, and to no other", async () => {
+  const first = twilioAccount({ errors: { [FIRST]: UNAVAILABLE } });
+  // The service's default, keyed by message id (as Resend is): the first call is the dying pass's.
+  const calls: OutboundMessage[] = [];
+  const keyed: Provider = {
+    name: "keyed",
+    resendable: true,
+    send(message) {
+      calls.push(message);
+      return calls.length === 1 ? new Promise(() => {}) : Promise.resolve({ providerMessageId: `keyed_${message.id}` });
+    },
+  };
+  const t = await failoverSend([first.input], { defaultProvider: keyed });
+  await using _a = first.server;
+  await using _b = t.fallback.server;
+  void t.run();
+  for (let i = 0; i < 1_000 && calls.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.equal((await t.row()).handed_account, "default:sms");
+
+  await t.run(1, () => Date.now() + HAND_OVER_WINDOW_MS);
+
+  assert.equal(calls.length, 2);
+  assert.equal(calls[1].id, calls[0].id, "the same message, which the provider takes once");
+  assert.equal(first.server.requests.length, 1, "the first account is not asked again");
+  const row = await t.row();
+  assert.equal(row.status, "sent");
+  assert.equal(row.provider, "keyed");
+  assert.equal(row.provider_message_id, `keyed_${calls[0].id}`);
+  assert.deepEqual(outcomesOf(row), ["temporary", "sent"]);
 });
