@@ -75,7 +75,12 @@ export async function sendWithFailover(
       metrics.providerAttempts.inc({ provider, outcome: "skipped" });
       continue;
     }
-    await options.beforeHandOver?.(account, attempts);
+    try {
+      await options.beforeHandOver?.(account, attempts);
+    } catch (error) {
+      options.breakers.cancel(account.id);
+      throw error;
+    }
     try {
       const { providerMessageId } = await account.provider.send(message);
       options.breakers.record(account.id, "sent", now());
