@@ -24,6 +24,7 @@ import { type Listeners, listenersOf, listening } from "../shared/webhook_events
 import { type HandOverLog, sendAll, type ToSend } from "./handoff.ts";
 import { deleteDeviceTokens } from "./recipients.ts";
 import { earliest } from "./hold.ts";
+import { routeThroughAccounts } from "./failover_send.ts";
 
 /** Where a message stands once a delivery pass is over. */
 export type FinalStatus = MessageStatus;
@@ -59,6 +60,8 @@ interface Stored {
   handed_at: Date | null;
   /** Held by quiet hours until then (worker/hold.ts). */
   held_until: Date | null;
+  /** The channel account it was handed to, when it went through failover (migration 024). */
+  handed_account: string | null;
 }
 
 /** Some messages were recorded by an earlier pass: start again, reading them first. */
@@ -76,7 +79,9 @@ class Resume extends Error {}
  * 2. send the pending ones (new, and any an interrupted pass left) to their providers with their
  *    stable message id. A provider that cannot take a message twice (Twilio) gets it only once its
  *    row says so (`handed_at`); a message an interrupted pass handed to it is never re-sent: once
- *    that pass's hand-over window is over, it is sent if the provider's log has it, else failed (handoff.ts);
+ *    that pass's hand-over window is over, it is sent if the provider's log has it, else failed (handoff.ts).
+ *    A live message of a team with channel accounts goes through them in order instead, each hand-over
+ *    recorded first, and is resumed only through the account it was last handed to (failover_send.ts);
  * 3. record the outcomes in one UPDATE, refund permanent failures, drop invalid push tokens.
  * With `lastAttempt`, a temporary failure is final (unless another pass holds the message: see
  * handoff.ts); otherwise it stays pending for a later pass.
@@ -102,6 +107,7 @@ export async function deliver(
   balancesChanged(new Set(items.filter((p) => p.cost > 0 && !p.sandbox).map((p) => p.team_id)));
   const { statuses, toSend, resumed } = recorded;
   const staged = [...recorded.staged];
+  await routeThroughAccounts(deps, toSend);
   const outcomes = await sendAll(toSend, handOverLog(deps, listeners, staged));
   let pending = 0;
   let retryAfterMs: number | undefined;
@@ -282,7 +288,8 @@ async function record(
       const provider = deps.providers.get(p.channel, { sandbox: p.sandbox });
       const message = { ...p.message, id: found.id };
       const handedAt = found.handed_at?.getTime();
-      toSend.push({ p, message, provider, cost: found.cost_micros, handedAt });
+      const handedAccount = found.handed_account ?? undefined;
+      toSend.push({ p, message, provider, cost: found.cost_micros, handedAt, handedAccount });
     }
   }
   const now = new Date(deps.now());
@@ -440,7 +447,7 @@ async function findStored(tx: Db, items: Prepared[]): Promise<Map<string, Stored
   const out = new Map<string, Stored>();
   if (items.length === 0) return out;
   const rows = await tx<Stored[]>`
-    select m.id, m.execution_id, m.recipient, m.status, m.cost_micros, m.handed_at, m.held_until
+    select m.id, m.execution_id, m.recipient, m.status, m.cost_micros, m.handed_at, m.held_until, m.handed_account
     from messages m
     join unnest(${items.map((p) => p.execution_id)}::uuid[], ${items.map((p) => p.recipient)}::text[])
       as k(execution_id, recipient)

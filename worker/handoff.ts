@@ -21,6 +21,17 @@ export interface ToSend {
   cost: number;
   /** When another pass handed it to its provider, not having recorded the answer yet (`handed_at`, ms). */
   handedAt?: number;
+  /** The channel account that pass handed it to (`handed_account`), when it went through failover. */
+  handedAccount?: string;
+  /** Replaces the hand-over to `provider`: failover over the team's channel accounts (failover_send.ts). */
+  handOver?: (context: HandOverContext) => Promise<Outcome>;
+}
+
+/** What a hand-over shares with the others of its pass. */
+export interface HandOverContext {
+  handOverLog: HandOverLog;
+  /** Provider ids this pass has matched to an abandoned message, so that two alike get two ids. */
+  matched: Set<string>;
 }
 
 /**
@@ -82,23 +93,24 @@ export async function sendAll(toSend: ToSend[], handOverLog: HandOverLog): Promi
  * Why a message handed to a provider by a pass that then stopped (a crash, a kill) is not handed
  * again: the provider may have sent it, and it cannot tell a second request from a new message.
  */
-function mayHaveSentReason(t: ToSend): string {
+export function mayHaveSentReason(t: ToSend): string {
   return `Cannot send ${t.message.channel}: the service stopped while ${t.provider.name} was sending it, so it ` +
     "may have been sent; it is not tried again (a second try could send it twice)";
 }
 
 /** A message that failed without a provider's error of its own; `temporary` when a later try may send it. */
-function failure(id: string, error: string, temporary: boolean): Outcome {
+export function failure(id: string, error: string, temporary: boolean): Outcome {
   return { ok: false, id, error, temporary, invalidToken: false };
 }
 
 /** Another pass holds the message: try again once its hand-over window is over. */
-function heldElsewhere(t: ToSend, waitMs: number): Outcome {
+export function heldElsewhere(t: ToSend, waitMs: number): Outcome {
   const error = `Cannot send ${t.message.channel}: another pass is handing it to ${t.provider.name}`;
   return { ok: false, id: t.message.id, error, temporary: true, invalidToken: false, retryAfterMs: waitMs, held: true };
 }
 
 async function handOver(t: ToSend, handOverLog: HandOverLog, matched: Set<string>): Promise<Outcome> {
+  if (t.handOver) return await t.handOver({ handOverLog, matched });
   if (t.provider.resendable) return await sendOne(t);
   const id = t.message.id;
   if (t.handedAt !== undefined) {
@@ -129,10 +141,10 @@ async function handOver(t: ToSend, handOverLog: HandOverLog, matched: Set<string
  * on the job's next try; on its last, it is failed and refunded like one not found, since an unknown
  * outcome must not hold a send open forever. Email and push providers are `resendable`: never here.
  */
-async function settleAbandoned(
+export async function settleAbandoned(
   t: ToSend,
   handedAt: number,
-  { handOverLog, matched }: { handOverLog: HandOverLog; matched: Set<string> },
+  { handOverLog, matched }: HandOverContext,
 ): Promise<Outcome> {
   const id = t.message.id;
   if (!t.provider.find) return failure(id, mayHaveSentReason(t), false);

@@ -1,5 +1,5 @@
 /** Fixtures of the delivery tests: an SMS send as dispatch leaves it, and Twilio on loopback. */
-import type { Deps } from "../shared/deps.ts";
+import type { Deps, Team } from "../shared/deps.ts";
 import { kvHotState } from "../shared/engine/kv/hot_state.ts";
 import { KvQueue } from "../shared/engine/kv/queue.ts";
 import type { EnqueueOptions } from "../shared/engine/queue.ts";
@@ -58,29 +58,35 @@ export function withProvider(deps: Deps, provider: Provider): Deps {
   return { ...deps, providers: { outbox: deps.providers.outbox, get: () => provider } };
 }
 
-/** A recorded SMS send to tag `vip` with one batch covering `contacts`, as dispatch would leave it. */
-export async function smsFanOut(deps: Deps, contacts: number) {
-  const { team } = await testTeam(deps);
-  await topUp(deps.sql, team.id, toMicros(10));
-  await upsertTemplate(deps.sql, team.id, "sms", "hi", { body: "Hi {{contact_first_name}}" });
+/**
+ * A recorded SMS send to tag `vip` with one batch covering `contacts`, as dispatch would leave it:
+ * to a new team funded with $10, or (`within`) to new contacts of `within.team` tagged `within.tag`.
+ */
+export async function smsFanOut(deps: Deps, contacts: number, within?: { team: Team; tag: string; phone: number }) {
+  const team = within?.team ?? (await testTeam(deps)).team;
+  const tag = within?.tag ?? "vip";
+  if (!within) {
+    await topUp(deps.sql, team.id, toMicros(10));
+    await upsertTemplate(deps.sql, team.id, "sms", "hi", { body: "Hi {{contact_first_name}}" });
+  }
   const ids: string[] = [];
   for (let i = 0; i < contacts; i++) {
     const c = await createContact(deps.sql, team.id, {
       email: `p${i}.${crypto.randomUUID().slice(0, 8)}@example.com`,
       first_name: `P${i}`,
-      tags: ["vip"],
-      custom_fields: { phone: `+1415555${String(2000 + i)}` },
+      tags: [tag],
+      custom_fields: { phone: `+1415555${String((within?.phone ?? 2000) + i)}` },
     });
     ids.push(c.id);
   }
   ids.sort();
   const spec = testSendSpec(
     team.id,
-    { sandbox: false, recipient_type: "tag", recipient: { type: "tag", tags: ["vip"] } },
+    { sandbox: false, recipient_type: "tag", recipient: { type: "tag", tags: [tag] } },
     "hi",
   );
   await insertTriggers(deps.sql, [spec], "processing", Date.now());
-  const state: DispatchState = { team_id: team.id, filter: { tags_all: ["vip"] }, after: null, batches: 1, done: true };
+  const state: DispatchState = { team_id: team.id, filter: { tags_all: [tag] }, after: null, batches: 1, done: true };
   await deps.atomically(async (unit) => {
     await deps.sendState.putTrigger(newTriggerRecord(spec), unit);
     await deps.sendState.putDispatch(spec.executions[0].id, state, null, unit);
@@ -93,7 +99,7 @@ export async function smsFanOut(deps: Deps, contacts: number) {
     batch_no: 0,
     after: null,
     until: ids[ids.length - 1],
-    filter: { tags_all: ["vip"] },
+    filter: { tags_all: [tag] },
     attempt: 0,
   };
   return { team, spec, job };

@@ -1,6 +1,7 @@
 import { Fact, Facts } from "./facts.tsx";
 import { BASE, Page, When } from "./layout.tsx";
 import type { MessageDetail } from "./message_queries.ts";
+import type { Attempt } from "../../shared/providers/failover.ts";
 import type { SessionUser } from "./sessions.ts";
 import { Status, usd } from "./status.tsx";
 
@@ -39,6 +40,26 @@ function Content(props: { m: MessageDetail }) {
         )
         : <p class="empty">The send's request is no longer kept.</p>}
     </>
+  );
+}
+
+/** Each hand-over to the team's channel accounts, in order; which one sent the message is marked. */
+function Attempts(props: { attempts: Attempt[] }) {
+  return (
+    <ol class="attempts" id="message-attempts">
+      {props.attempts.map((a, i) => (
+        <li key={i}>
+          <code>{a.provider}</code> (account <code>{a.account}</code>):{" "}
+          {a.outcome === "sent" ? <strong>sent it</strong> : a.outcome}
+          {a.provider_message_id && (
+            <>
+              , id <code>{a.provider_message_id}</code>
+            </>
+          )}
+          {a.error && <span class="muted">: {a.error}</span>}
+        </li>
+      ))}
+    </ol>
   );
 }
 
@@ -101,6 +122,16 @@ export function MessageDetailPage(props: { user: SessionUser; m: MessageDetail }
           {m.missing_variables && <Fact term="Variables without a value">{m.missing_variables}</Fact>}
         </Facts>
       </section>
+      {m.attempts && m.attempts.length > 0 && (
+        <section class="card" aria-labelledby="attempts-title">
+          <h2 id="attempts-title">Attempts</h2>
+          <Attempts attempts={m.attempts} />
+          <p class="muted">
+            The team's channel accounts are tried in order: a provider that certainly did not take the message passes it
+            to the next.
+          </p>
+        </section>
+      )}
       <section class="card" aria-labelledby="content-title">
         <h2 id="content-title">Content</h2>
         <Content m={m} />

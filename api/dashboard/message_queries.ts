@@ -1,5 +1,6 @@
 import type postgres from "postgres";
 import type { Db } from "../../shared/db.ts";
+import type { Attempt } from "../../shared/providers/failover.ts";
 
 /** A message as the activity log lists it. */
 export interface MessageListRow {
@@ -131,6 +132,8 @@ export interface MessageDetail extends MessageListRow {
   content: Record<string, unknown> | null;
   template_key: string | null;
   sandbox: boolean | null;
+  /** Its hand-overs to the team's channel accounts (failover), null when it went the default way. */
+  attempts: Attempt[] | null;
 }
 
 /** The team's message with this id; undefined for another team's or an unknown one. */
@@ -139,7 +142,7 @@ export async function findMessage(db: Db, teamId: string, id: string): Promise<M
     select m.id, m.channel, m.status, m.delivery_status, m.to_address, m.contact_id, m.trigger_id,
       m.cost_micros, m.created_at, m.execution_id, m.recipient, m.provider, m.provider_message_id, m.error,
       m.note, m.missing_variables, m.sent_at, m.delivered_at, m.read_at, m.in_outbox, m.outbox_subject,
-      m.outbox_body, m.template_key, t.sandbox,
+      m.outbox_body, m.template_key, m.attempts, t.sandbox,
       (select e -> 'content' from jsonb_array_elements(t.spec -> 'executions') e
         where e ->> 'id' = m.execution_id::text limit 1) as content
     from messages m left join triggers t on t.id = m.trigger_id and t.team_id = m.team_id

@@ -122,6 +122,25 @@ dbTest("a message's page shows its provider id, cost, delivery and read reports,
   assert.equal((await v.get("/dashboard/messages/msg_nothing_here")).status, 404);
 });
 
+dbTest("a message's page lists its attempts through the team's channel accounts, and which one sent it", async () => {
+  const { deps, team, v } = await signedInFixture();
+  const [failedOver, plain] = await insertMessages(deps, team.id, [{ channel: "sms" }, { channel: "sms" }]);
+  const attempts = [
+    { account: "acc-twilio", provider: "twilio", outcome: "temporary", error: "Cannot send sms: Service unavailable" },
+    { account: "acc-vonage", provider: "vonage", outcome: "sent", provider_message_id: "vonage-0123" },
+  ];
+  await deps.sql`update messages set attempts = ${
+    deps.sql.json(attempts)
+  }, provider = 'vonage' where id = ${failedOver}`;
+  const page = await v.get(`/dashboard/messages/${failedOver}`);
+  const list = page.html.slice(page.html.indexOf('id="message-attempts"'));
+  assert.ok(list.indexOf("acc-twilio") < list.indexOf("acc-vonage"), "in order");
+  assert.match(list, /Service unavailable/);
+  assert.match(list, /<strong>sent it<\/strong>, id <code>vonage-0123<\/code>/);
+  // A message that went the default way has no attempts section.
+  assert.ok(!(await v.get(`/dashboard/messages/${plain}`)).html.includes("Attempts"));
+});
+
 dbTest("one team never sees another team's messages: not in the log, not by filter, its pages 404", async () => {
   const { deps, team, v, visitor } = await signedInFixture();
   const other = await testTeam(deps);

@@ -140,6 +140,15 @@ export const ExecutionList = z.object({
   totalPages: z.number().int(),
 }).openapi("ExecutionList");
 
+/** One hand-over of a message to a channel account of its team (provider failover). */
+export const Attempt = z.object({
+  account: z.string().openapi({ description: "The channel account's id, or default:<channel> for the service's" }),
+  provider: z.string(),
+  outcome: z.enum(["sent", "refused", "temporary", "unknown", "skipped"]),
+  provider_message_id: z.string().optional(),
+  error: z.string().optional(),
+}).openapi("MessageAttempt");
+
 /** One recipient's message of an execution. */
 export const Job = z.object({
   id: z.string(),
@@ -161,6 +170,9 @@ export const Job = z.object({
   }),
   scheduled_for: timestamp.nullable().openapi({
     description: "When a message held by quiet hours goes (or went); null for one never held (docs/sending.md)",
+  }),
+  attempts: z.array(Attempt).nullable().openapi({
+    description: "Each hand-over to the team's channel accounts, in order; null when the team has none for the channel",
   }),
 }).openapi("ExecutionJob");
 

@@ -2,6 +2,7 @@ import { NotFoundError } from "../../shared/errors.ts";
 import type { Deps } from "../../shared/deps.ts";
 import type { Db } from "../../shared/db.ts";
 import type { Channel } from "../../shared/providers/types.ts";
+import type { Attempt } from "../../shared/providers/failover.ts";
 import type { TriggerState } from "../../shared/engine/send_state.ts";
 import {
   addCounts,
@@ -343,6 +344,8 @@ export interface JobView {
   note: string | null;
   /** When a message held by quiet hours goes (or went); null for one never held. */
   scheduled_for: Date | null;
+  /** Its hand-overs to the team's channel accounts (failover), null when it went the default way. */
+  attempts: Attempt[] | null;
 }
 
 /** A page of an execution's per-recipient messages. */
@@ -356,7 +359,7 @@ export async function listJobs(deps: Deps, execution: ExecutionView, page: numbe
     })[]
   >`
     select id, to_address, contact_id, status, provider_message_id, error, cost_micros, created_at, sent_at,
-      missing_variables, note, held_until
+      missing_variables, note, held_until, attempts
     from messages where execution_id = ${execution.id}
     order by recipient limit ${limit} offset ${(page - 1) * limit}`;
   const [{ total }]: [{ total: number }] = await deps.sql`
@@ -376,6 +379,7 @@ export async function listJobs(deps: Deps, execution: ExecutionView, page: numbe
     missing_variables: r.missing_variables?.split(",") ?? [],
     note: r.note,
     scheduled_for: r.held_until,
+    attempts: r.attempts,
   }));
   return {
     execution_id: execution.id,

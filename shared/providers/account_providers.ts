@@ -78,7 +78,13 @@ function buildClient(account: ChannelAccount): Provider {
 
 function withSender(provider: Provider, from: string | undefined): Provider {
   if (!from) return provider;
-  return { ...provider, send: (message) => provider.send({ ...message, from }) };
+  // The log is searched for what was sent: from this sender, after a crash (worker/failover_send.ts).
+  const find = provider.find;
+  return {
+    ...provider,
+    send: (message) => provider.send({ ...message, from }),
+    find: find && ((message, window) => find({ ...message, from }, window)),
+  };
 }
 
 /** A push account carries only the tokens of its own service (an FCM account cannot reach an APNs token). */

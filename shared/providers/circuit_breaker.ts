@@ -54,6 +54,15 @@ export class CircuitBreakers {
     return true;
   }
 
+  /**
+   * Gives back a tryAcquire whose hand-over was not made (it could not be recorded first): a probe
+   * left out would keep a half-open account skipped for good.
+   */
+  cancel(account: string): void {
+    const circuit = this.#circuits.get(account);
+    if (circuit) circuit.probing = false;
+  }
+
   /** Records the outcome of a hand-over to `account` that tryAcquire allowed. */
   record(account: string, outcome: SendOutcome, now: number): void {
     if (outcome === "sent" || outcome === "refused") {

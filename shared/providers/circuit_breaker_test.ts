@@ -28,3 +28,12 @@ Deno.test("CircuitBreakers lets one probe through after the cool-down; its failu
   breakers.record("a", "sent", 2_600);
   assert.equal(breakers.state("a", 2_600), "closed");
 });
+
+Deno.test("CircuitBreakers lets another probe through when one is given back unmade", () => {
+  const breakers = new CircuitBreakers({ threshold: 1, cooldownMs: 1_000 });
+  breakers.record("a", "temporary", 0);
+  assert.equal(breakers.tryAcquire("a", 1_000), true);
+  breakers.cancel("a");
+  assert.equal(breakers.tryAcquire("a", 1_001), true, "the next message probes it");
+  assert.equal(breakers.tryAcquire("a", 1_002), false);
+});

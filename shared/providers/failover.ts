@@ -46,8 +46,10 @@ export interface FailoverOptions {
   /**
    * Called before each hand-over, so that the caller can record which account is being handed the
    * message: after a crash, that record says where it may have gone, and no other account is tried.
+   * `attempts` are those made so far (recorded with it, so that a crash does not lose them). Throwing
+   * stops the send before the hand-over (the error is thrown on).
    */
-  beforeHandOver?: (account: FailoverAccount) => Promise<void>;
+  beforeHandOver?: (account: FailoverAccount, attempts: readonly Attempt[]) => Promise<void>;
   now?: () => number;
 }
 
@@ -73,7 +75,12 @@ export async function sendWithFailover(
       metrics.providerAttempts.inc({ provider, outcome: "skipped" });
       continue;
     }
-    await options.beforeHandOver?.(account);
+    try {
+      await options.beforeHandOver?.(account, attempts);
+    } catch (error) {
+      options.breakers.cancel(account.id);
+      throw error;
+    }
     try {
       const { providerMessageId } = await account.provider.send(message);
       options.breakers.record(account.id, "sent", now());

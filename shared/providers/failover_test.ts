@@ -166,3 +166,21 @@ Deno.test("sendWithFailover() passes over an account that cannot carry the messa
   assert.deepEqual(result.attempts.map((a) => a.account), [second.account.id]);
   assert.deepEqual(handed, [second.account.id]);
 });
+
+Deno.test("sendWithFailover() gives a probe back when its hand-over cannot be recorded", async () => {
+  let clock = 0;
+  const breakers = new CircuitBreakers({ threshold: 1, cooldownMs: 1_000 });
+  const only = twilioAccount(`a-${ulid()}`);
+  await using _a = only.server;
+  breakers.record(only.account.id, "temporary", clock);
+  clock += 1_000;
+  const now = () => clock;
+  const unrecorded = () => Promise.reject(new Error("Postgres is away"));
+  await assert.rejects(
+    sendWithFailover(randomSmsMessage(), [only.account], { breakers, now, beforeHandOver: unrecorded }),
+    /Postgres is away/,
+  );
+  assert.equal(only.server.requests.length, 0, "not handed over");
+  const probe = await sendWithFailover(randomSmsMessage(), [only.account], { breakers, now });
+  assert.deepEqual(probe.attempts.map((a) => a.outcome), ["sent"], "the next message probes it");
+});
