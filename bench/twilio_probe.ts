@@ -1,10 +1,10 @@
 /**
- * The fake Twilio of the sustained scenario (shared/providers/fake_servers.ts), in the bench's own
+ * The fake Twilio of the sustained scenario (harness/fakes/fake_servers.ts), in the bench's own
  * process: the service sends its SMS to it through its real Twilio provider, and each message's text
  * carries the time its request was due (a template variable the open-loop generator fills in), so the
  * time from that due time to the provider call is read as each message arrives.
  */
-import { startFakeTwilio } from "../shared/providers/fake_servers.ts";
+import { startFakeTwilio } from "../harness/fakes/fake_servers.ts";
 import { epochMs } from "./open_loop.ts";
 
 /** The messages due from a given time on that have reached the fake Twilio, and how long each took. */

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { freePort } from "../worker/crash/service.ts";
+import { freePort } from "../harness/crash/service.ts";
 import { assignedNames, tourBlocks } from "./tour.ts";
 
 const README = new URL("../README.md", import.meta.url);

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { Deps } from "../shared/deps.ts";
 import { toMicros } from "../shared/money.ts";
-import type { TwilioErrorBody } from "../shared/providers/fake_servers.ts";
+import type { TwilioErrorBody } from "../harness/fakes/fake_servers.ts";
 import { type OutboundMessage, type Provider, ProviderError } from "../shared/providers/types.ts";
 import type { SendSpec } from "../shared/sending/spec.ts";
 import { testSendSpec } from "../shared/sending/testing.ts";

@@ -5,8 +5,8 @@ import { type ChannelAccountInput, channelAccountsKey, putChannelAccounts } from
 import type { Deps, Team } from "../shared/deps.ts";
 import { toMicros } from "../shared/money.ts";
 import { BREAKER_COOLDOWN_MS, BREAKER_THRESHOLD } from "../shared/providers/circuit_breaker.ts";
-import { randomHex, startFakeTwilio, type TwilioErrorBody } from "../shared/providers/fake_servers.ts";
-import { startFakeVonage, type VonageErrorSpec } from "../shared/providers/fake_vonage.ts";
+import { randomHex, startFakeTwilio, type TwilioErrorBody } from "../harness/fakes/fake_servers.ts";
+import { startFakeVonage, type VonageErrorSpec } from "../harness/fakes/fake_vonage.ts";
 import { createTwilioProvider } from "../shared/providers/twilio.ts";
 import type { OutboundMessage, Provider } from "../shared/providers/types.ts";
 import { dbTest, testDeps } from "../shared/testing.ts";

@@ -5,7 +5,7 @@ import { hotStateDeps } from "../shared/deps.ts";
 import { PgBossQueue } from "../shared/engine/pg_boss_queue.ts";
 import { testQueueOptions } from "../shared/engine/pg_boss_testing.ts";
 import { postgresHotState } from "../shared/engine/postgres/hot_state.ts";
-import type { TwilioErrorBody } from "../shared/providers/fake_servers.ts";
+import type { TwilioErrorBody } from "../harness/fakes/fake_servers.ts";
 import { dbTest, onKv, testDeps } from "../shared/testing.ts";
 import { twilioOnLoopback } from "./sms_testing.ts";
 import { type SendingFixture, sendingFixtureOn, upsertIdentity } from "./testing.ts";

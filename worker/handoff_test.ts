@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { Deps } from "../shared/deps.ts";
 import { toMicros } from "../shared/money.ts";
-import type { TwilioErrorBody } from "../shared/providers/fake_servers.ts";
+import type { TwilioErrorBody } from "../harness/fakes/fake_servers.ts";
 import type { Provider } from "../shared/providers/types.ts";
 import { dbTest, testDeps } from "../shared/testing.ts";
 import { balanceMicros } from "../shared/wallet.ts";

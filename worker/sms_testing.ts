@@ -5,7 +5,7 @@ import { KvQueue } from "../shared/engine/kv/queue.ts";
 import type { EnqueueOptions } from "../shared/engine/queue.ts";
 import { KvCommitter } from "../shared/kv.ts";
 import { toMicros } from "../shared/money.ts";
-import { startFakeTwilio, type TwilioErrorBody } from "../shared/providers/fake_servers.ts";
+import { startFakeTwilio, type TwilioErrorBody } from "../harness/fakes/fake_servers.ts";
 import { createTwilioProvider } from "../shared/providers/twilio.ts";
 import type { Provider } from "../shared/providers/types.ts";
 import { insertTriggers } from "../shared/sending/records.ts";

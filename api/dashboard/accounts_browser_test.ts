@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import type { Page } from "puppeteer-core";
 import { createService } from "../../main.ts";
 import { browserTest, serveOnLoopback } from "../../shared/browser_testing.ts";
-import { startFakeTwilio } from "../../shared/providers/fake_servers.ts";
+import { startFakeTwilio } from "../../harness/fakes/fake_servers.ts";
 import { testDeps, testTeam } from "../../shared/testing.ts";
 import { PASSWORD, testUser } from "./testing.ts";
 

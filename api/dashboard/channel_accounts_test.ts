@@ -5,8 +5,8 @@ import {
   loadChannelAccounts,
   putChannelAccounts,
 } from "../../shared/channel_accounts.ts";
-import { startFakeTwilio } from "../../shared/providers/fake_servers.ts";
-import { startFakeVonage } from "../../shared/providers/fake_vonage.ts";
+import { startFakeTwilio } from "../../harness/fakes/fake_servers.ts";
+import { startFakeVonage } from "../../harness/fakes/fake_vonage.ts";
 import { dbTest, testTeam } from "../../shared/testing.ts";
 import { dashboardFixture, type Visitor } from "./testing.ts";
 

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { createService } from "../../main.ts";
 import type { Config } from "../../shared/config.ts";
 import type { Deps } from "../../shared/deps.ts";
-import { startFakeResend } from "../../shared/providers/fake_servers.ts";
+import { startFakeResend } from "../../harness/fakes/fake_servers.ts";
 import { dbTest, jsonRequest, testDeps, testTeam } from "../../shared/testing.ts";
 import { domainAnchor } from "./domains.tsx";
 import { testUser, Visitor } from "./testing.ts";

@@ -4,7 +4,7 @@ import { createService } from "../../main.ts";
 import { browserTest, serveOnLoopback } from "../../shared/browser_testing.ts";
 import { createContact } from "../../shared/contacts/queries.ts";
 import type { Deps } from "../../shared/deps.ts";
-import { startFakeResend } from "../../shared/providers/fake_servers.ts";
+import { startFakeResend } from "../../harness/fakes/fake_servers.ts";
 import type { Providers } from "../../shared/providers/registry.ts";
 import { createResendProvider } from "../../shared/providers/resend.ts";
 import { testDeps, testTeam } from "../../shared/testing.ts";

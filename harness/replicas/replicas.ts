@@ -13,9 +13,9 @@
  * Exits 1 with the problems found.
  */
 import postgres from "postgres";
-import { startFakeTwilio } from "../../shared/providers/fake_servers.ts";
-import { delay, freePort, freshDatabase, ServiceProcess } from "../../worker/crash/service.ts";
-import { Api } from "../../worker/crash/scenario.ts";
+import { startFakeTwilio } from "../fakes/fake_servers.ts";
+import { delay, freePort, freshDatabase, ServiceProcess } from "../crash/service.ts";
+import { Api } from "../crash/scenario.ts";
 
 const env = Deno.env.toObject();
 const REPLICAS = 3;

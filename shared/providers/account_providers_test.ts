@@ -12,8 +12,8 @@ import {
   startFakeApns,
   startFakeFcm,
   startFakeTwilio,
-} from "./fake_servers.ts";
-import { startFakeVonage } from "./fake_vonage.ts";
+} from "../../harness/fakes/fake_servers.ts";
+import { startFakeVonage } from "../../harness/fakes/fake_vonage.ts";
 import type { OutboundMessage } from "./types.ts";
 
 dbTest(

@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { jwtVerify } from "jose";
 import { ulid } from "ulid";
 import { createApnsProvider } from "./apns.ts";
-import { type ApnsErrorSpec, generateP256KeyPair, startFakeApns } from "./fake_servers.ts";
+import { type ApnsErrorSpec, generateP256KeyPair, startFakeApns } from "../../harness/fakes/fake_servers.ts";
 import { type OutboundMessage, ProviderError } from "./types.ts";
 
 const keys = await generateP256KeyPair();

@@ -6,10 +6,10 @@ import {
   startFakeFcm,
   startFakeResend,
   startFakeTwilio,
-} from "./fake_servers.ts";
-import { startFakeSes } from "./fake_ses.ts";
-import { startFakeSmtp } from "./fake_smtp.ts";
-import { startFakeVonage } from "./fake_vonage.ts";
+} from "../../harness/fakes/fake_servers.ts";
+import { startFakeSes } from "../../harness/fakes/fake_ses.ts";
+import { startFakeSmtp } from "../../harness/fakes/fake_smtp.ts";
+import { startFakeVonage } from "../../harness/fakes/fake_vonage.ts";
 
 const hex = (n: number) => crypto.randomUUID().replaceAll("-", "").repeat(2).slice(0, n);
 

@@ -3,7 +3,7 @@ import { ulid } from "ulid";
 import { metrics } from "../metrics.ts";
 import { CircuitBreakers } from "./circuit_breaker.ts";
 import { type FailoverAccount, sendWithFailover } from "./failover.ts";
-import { startFakeTwilio, type TwilioErrorBody } from "./fake_servers.ts";
+import { startFakeTwilio, type TwilioErrorBody } from "../../harness/fakes/fake_servers.ts";
 import { createTwilioProvider } from "./twilio.ts";
 import { randomSmsMessage } from "./provider_testing.ts";
 

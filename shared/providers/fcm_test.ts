@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { decodeJwt, jwtVerify } from "jose";
 import { ulid } from "ulid";
-import { type FcmErrorSpec, generateRsaKeyPair, startFakeFcm } from "./fake_servers.ts";
+import { type FcmErrorSpec, generateRsaKeyPair, startFakeFcm } from "../../harness/fakes/fake_servers.ts";
 import { createFcmProvider } from "./fcm.ts";
 import { type OutboundMessage, ProviderError } from "./types.ts";
 

@@ -8,7 +8,7 @@ import {
   type RecordedRequest,
   startFakeApns,
   startFakeFcm,
-} from "./fake_servers.ts";
+} from "../../harness/fakes/fake_servers.ts";
 import { createFcmProvider } from "./fcm.ts";
 
 const rsa = await generateRsaKeyPair();

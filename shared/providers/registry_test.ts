@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { parseConfig } from "../config.ts";
-import { startFakeResend, startFakeTwilio } from "./fake_servers.ts";
+import { startFakeResend, startFakeTwilio } from "../../harness/fakes/fake_servers.ts";
 import { setLogLevel } from "../log.ts";
 import { createProviders, logMessageRoutes, messageRoutes, NO_PROVIDER, outboxForWantOfProvider } from "./registry.ts";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ulid } from "ulid";
-import { startFakeResend } from "./fake_servers.ts";
+import { startFakeResend } from "../../harness/fakes/fake_servers.ts";
 import { createResendProvider } from "./resend.ts";
 import { type OutboundMessage, ProviderError } from "./types.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { startFakeSes } from "./fake_ses.ts";
+import { startFakeSes } from "../../harness/fakes/fake_ses.ts";
 import { createSesProvider } from "./ses.ts";
 import { providerErrorOf, randomEmailMessage } from "./provider_testing.ts";
 import { failureOutcome } from "./types.ts";

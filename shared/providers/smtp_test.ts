@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { startFakeSmtp } from "./fake_smtp.ts";
+import { startFakeSmtp } from "../../harness/fakes/fake_smtp.ts";
 import { createSmtpProvider } from "./smtp.ts";
 import { providerErrorOf, randomEmailMessage } from "./provider_testing.ts";
 import { failureOutcome } from "./types.ts";

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ulid } from "ulid";
-import { startFakeTwilio } from "./fake_servers.ts";
+import { startFakeTwilio } from "../../harness/fakes/fake_servers.ts";
 import { createTwilioProvider } from "./twilio.ts";
 import { type OutboundMessage, ProviderError } from "./types.ts";
 

@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { startFakeVonage } from "./fake_vonage.ts";
+import { startFakeVonage } from "../../harness/fakes/fake_vonage.ts";
 import { providerErrorOf, randomSmsMessage } from "./provider_testing.ts";
 import { failureOutcome } from "./types.ts";
 import { createVonageProvider } from "./vonage.ts";

@@ -6,7 +6,7 @@
 import { parseConfig } from "../../shared/config.ts";
 import { connectDatabase } from "../../shared/db.ts";
 import { EVENT_SWEEP_AGE_MS, EVENT_SWEEP_EVERY_MS, SWEPT_MESSAGE } from "../../shared/event_outbox.ts";
-import { startFakeTwilio } from "../../shared/providers/fake_servers.ts";
+import { startFakeTwilio } from "../fakes/fake_servers.ts";
 import { Api, fire, type Scenario, type ScenarioSize, setUp } from "./scenario.ts";
 import { delay, freePort, ServiceProcess } from "./service.ts";
 import {
