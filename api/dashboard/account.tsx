@@ -11,6 +11,7 @@ import {
   passwordHashOf,
   type SessionRow,
 } from "./account_queries.ts";
+import { Table } from "./table.tsx";
 import type { DashboardEnv } from "./env.ts";
 import { field } from "./form.ts";
 import { BASE, CsrfField, MessagePage, Page, When } from "./layout.tsx";
@@ -23,42 +24,27 @@ type Outcome = { changed: true } | { signedOut: true } | { error: string };
 
 function SessionTable(props: { user: SessionUser; sessions: SessionRow[] }) {
   return (
-    <div class="table-wrap">
-      <table>
-        <caption class="skip">Your sessions</caption>
-        <thead>
-          <tr>
-            <th scope="col">Browser</th>
-            <th scope="col">Signed in</th>
-            <th scope="col">Last seen</th>
-            <th scope="col">
-              <span class="skip">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.sessions.map((s) => (
-            <tr key={s.id} data-session={s.id}>
-              <td data-label="Browser">
-                {s.user_agent ?? <span class="muted">unknown</span>} {s.current && <strong>(this session)</strong>}
-              </td>
-              <td data-label="Signed in">
-                <When at={s.created_at} />
-              </td>
-              <td data-label="Last seen">
-                <When at={s.last_seen_at} />
-              </td>
-              <td class="actions">
-                <form method="post" action={`${BASE}/account/sessions/${s.id}/sign-out`}>
-                  <CsrfField user={props.user} />
-                  <button type="submit" class="quiet" aria-label={`Sign out session ${s.id}`}>Sign out</button>
-                </form>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table headings={["Browser", "Signed in", "Last seen"]} caption="Your sessions" actions>
+      {props.sessions.map((s) => (
+        <tr key={s.id} data-session={s.id}>
+          <td data-label="Browser">
+            {s.user_agent ?? <span class="muted">unknown</span>} {s.current && <strong>(this session)</strong>}
+          </td>
+          <td data-label="Signed in">
+            <When at={s.created_at} />
+          </td>
+          <td data-label="Last seen">
+            <When at={s.last_seen_at} />
+          </td>
+          <td class="actions">
+            <form method="post" action={`${BASE}/account/sessions/${s.id}/sign-out`}>
+              <CsrfField user={props.user} />
+              <button type="submit" class="quiet" aria-label={`Sign out session ${s.id}`}>Sign out</button>
+            </form>
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 

@@ -18,6 +18,7 @@ import {
   SECRET_FIELDS,
 } from "../../shared/providers/credentials.ts";
 import type { Channel } from "../../shared/providers/types.ts";
+import { Table } from "./table.tsx";
 import type { DashboardEnv } from "./env.ts";
 import { field } from "./form.ts";
 import { BASE, CsrfField, MessagePage, Page, When } from "./layout.tsx";
@@ -163,38 +164,23 @@ function ChannelSection(props: { user: SessionUser; list: ChannelAccountList; ma
       {list.accounts.length === 0
         ? <p class="empty">No accounts of your own: {CHANNEL_LABELS[channel]} goes through the service's provider.</p>
         : (
-          <div class="table-wrap">
-            <table>
-              <caption class="skip">{CHANNEL_LABELS[channel]} accounts, in the order they are tried</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Order</th>
-                  <th scope="col">Provider</th>
-                  <th scope="col">Credentials</th>
-                  <th scope="col">Base URL</th>
-                  <th scope="col">Saved</th>
-                  {manage && (
-                    <th scope="col">
-                      <span class="skip">Actions</span>
-                    </th>
-                  )}
-                </tr>
-              </thead>
-              <tbody>
-                {list.accounts.map((a, i) => (
-                  <AccountRow
-                    key={a.id}
-                    user={user}
-                    channel={channel}
-                    account={a}
-                    index={i}
-                    count={list.accounts.length}
-                    manage={manage}
-                  />
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <Table
+            headings={["Order", "Provider", "Credentials", "Base URL", "Saved"]}
+            caption={`${CHANNEL_LABELS[channel]} accounts, in the order they are tried`}
+            actions={manage}
+          >
+            {list.accounts.map((a, i) => (
+              <AccountRow
+                key={a.id}
+                user={user}
+                channel={channel}
+                account={a}
+                index={i}
+                count={list.accounts.length}
+                manage={manage}
+              />
+            ))}
+          </Table>
         )}
       {manage && list.accounts.length < MAX_ACCOUNTS && (
         <form method="get" action={`${BASE}/channel-accounts/${channel}/new`} class="row">

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { createApiKey, type KeyKind } from "../../shared/api_keys.ts";
 import type { Deps } from "../../shared/deps.ts";
+import { Table } from "./table.tsx";
 import type { DashboardEnv } from "./env.ts";
 import { BASE, CsrfField, MessagePage, Page, When } from "./layout.tsx";
 import { ownerOnly } from "./owner_only.tsx";
@@ -23,48 +24,34 @@ function isKind(value: string): value is KeyKind {
 function KeyTable(props: { keys: KeyRow[]; user: SessionUser }) {
   const owner = props.user.role === "owner";
   return (
-    <div class="table-wrap">
-      <table>
-        <caption class="skip">API keys of {props.user.teamName}</caption>
-        <thead>
-          <tr>
-            <th scope="col">Prefix</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Created</th>
-            <th scope="col">Last used</th>
-            {owner && (
-              <th scope="col">
-                <span class="skip">Actions</span>
-              </th>
-            )}
-          </tr>
-        </thead>
-        <tbody>
-          {props.keys.map((k) => (
-            <tr key={k.prefix}>
-              <td data-label="Prefix">
-                <code>{k.prefix}…</code>
-              </td>
-              <td data-label="Kind">{k.kind}</td>
-              <td data-label="Created">
-                <When at={k.created_at} />
-              </td>
-              <td data-label="Last used">
-                <When at={k.last_used_at} />
-              </td>
-              {owner && (
-                <td>
-                  <form method="post" action={`${BASE}/keys/${encodeURIComponent(k.prefix)}/revoke`}>
-                    <CsrfField user={props.user} />
-                    <button type="submit" class="danger" aria-label={`Revoke ${k.prefix}`}>Revoke</button>
-                  </form>
-                </td>
-              )}
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table
+      headings={["Prefix", "Kind", "Created", "Last used"]}
+      caption={`API keys of ${props.user.teamName}`}
+      actions={owner}
+    >
+      {props.keys.map((k) => (
+        <tr key={k.prefix}>
+          <td data-label="Prefix">
+            <code>{k.prefix}…</code>
+          </td>
+          <td data-label="Kind">{k.kind}</td>
+          <td data-label="Created">
+            <When at={k.created_at} />
+          </td>
+          <td data-label="Last used">
+            <When at={k.last_used_at} />
+          </td>
+          {owner && (
+            <td>
+              <form method="post" action={`${BASE}/keys/${encodeURIComponent(k.prefix)}/revoke`}>
+                <CsrfField user={props.user} />
+                <button type="submit" class="danger" aria-label={`Revoke ${k.prefix}`}>Revoke</button>
+              </form>
+            </td>
+          )}
+        </tr>
+      ))}
+    </Table>
   );
 }
 

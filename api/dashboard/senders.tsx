@@ -15,6 +15,7 @@ import { CHANNELS } from "../../shared/contacts/preferences.ts";
 import type { Channel } from "../../shared/providers/types.ts";
 import { listTeamDomains } from "./domain_queries.ts";
 import { domainRoutes, DomainsSection, verifiesWithResend } from "./domains.tsx";
+import { Table } from "./table.tsx";
 import type { DashboardEnv } from "./env.ts";
 import { field } from "./form.ts";
 import { BASE, CsrfField, MessagePage, Page } from "./layout.tsx";
@@ -47,54 +48,37 @@ function unverifiedDomain(identity: Identity, domains: DomainRow[]): string | un
 
 function IdentityTable(props: { user: SessionUser; identities: Identity[]; domains: DomainRow[] }) {
   return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Channel</th>
-            <th scope="col">Id</th>
-            <th scope="col">From</th>
-            <th scope="col">Name</th>
-            <th scope="col">Countries</th>
-            <th scope="col">Default</th>
-            <th scope="col">
-              <span class="skip">Actions</span>
-            </th>
+    <Table headings={["Channel", "Id", "From", "Name", "Countries", "Default"]} actions>
+      {props.identities.map((i) => {
+        const unverified = unverifiedDomain(i, props.domains);
+        return (
+          <tr key={`${i.channel}/${i.id}`} data-identity={`${i.channel}/${i.id}`}>
+            <td data-label="Channel">{i.channel}</td>
+            <td data-label="Id">
+              <code>{i.id}</code>
+            </td>
+            <td data-label="From">
+              {i.from_address}
+              {unverified && <span class="muted">{` (not sendable: ${unverified} is not verified)`}</span>}
+            </td>
+            <td data-label="Name">{i.name ?? ""}</td>
+            <td data-label="Countries">{i.countries ? i.countries.join(", ") : "all"}</td>
+            <td data-label="Default">{i.is_default ? "yes" : "no"}</td>
+            <td>
+              <div class="row">
+                <a href={identityPath(i)} aria-label={`Edit ${i.channel} sender ${i.id}`}>Edit</a>
+                <form method="post" action={`${identityPath(i)}/delete`}>
+                  <CsrfField user={props.user} />
+                  <button type="submit" class="danger" aria-label={`Delete ${i.channel} sender ${i.id}`}>
+                    Delete
+                  </button>
+                </form>
+              </div>
+            </td>
           </tr>
-        </thead>
-        <tbody>
-          {props.identities.map((i) => {
-            const unverified = unverifiedDomain(i, props.domains);
-            return (
-              <tr key={`${i.channel}/${i.id}`} data-identity={`${i.channel}/${i.id}`}>
-                <td data-label="Channel">{i.channel}</td>
-                <td data-label="Id">
-                  <code>{i.id}</code>
-                </td>
-                <td data-label="From">
-                  {i.from_address}
-                  {unverified && <span class="muted">{` (not sendable: ${unverified} is not verified)`}</span>}
-                </td>
-                <td data-label="Name">{i.name ?? ""}</td>
-                <td data-label="Countries">{i.countries ? i.countries.join(", ") : "all"}</td>
-                <td data-label="Default">{i.is_default ? "yes" : "no"}</td>
-                <td>
-                  <div class="row">
-                    <a href={identityPath(i)} aria-label={`Edit ${i.channel} sender ${i.id}`}>Edit</a>
-                    <form method="post" action={`${identityPath(i)}/delete`}>
-                      <CsrfField user={props.user} />
-                      <button type="submit" class="danger" aria-label={`Delete ${i.channel} sender ${i.id}`}>
-                        Delete
-                      </button>
-                    </form>
-                  </div>
-                </td>
-              </tr>
-            );
-          })}
-        </tbody>
-      </table>
-    </div>
+        );
+      })}
+    </Table>
   );
 }
 

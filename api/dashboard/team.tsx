@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { Deps } from "../../shared/deps.ts";
 import { createDashboardUser, type DashboardUser, generatePassword } from "../../shared/dashboard_users.ts";
 import { MAX_EMAIL_LENGTH } from "../../shared/email.ts";
+import { Table } from "./table.tsx";
 import type { DashboardEnv } from "./env.ts";
 import { BASE, CsrfField, Page, When } from "./layout.tsx";
 import { ownerOnly } from "./owner_only.tsx";
@@ -17,32 +18,18 @@ type Outcome = { invited: { email: string; password: string } } | { error: strin
 
 function UserTable(props: { users: DashboardUser[]; user: SessionUser }) {
   return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Email</th>
-            <th scope="col">Role</th>
-            <th scope="col">Added</th>
-            <th scope="col">
-              <span class="skip">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.users.map((u) => (
-            <tr key={u.id}>
-              <td data-label="Email">{u.email}</td>
-              <td data-label="Role">{u.role}</td>
-              <td data-label="Added">
-                <When at={u.created_at} />
-              </td>
-              <td class="actions">{u.id !== props.user.id && <PersonActions user={props.user} person={u} />}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table headings={["Email", "Role", "Added"]} actions>
+      {props.users.map((u) => (
+        <tr key={u.id}>
+          <td data-label="Email">{u.email}</td>
+          <td data-label="Role">{u.role}</td>
+          <td data-label="Added">
+            <When at={u.created_at} />
+          </td>
+          <td class="actions">{u.id !== props.user.id && <PersonActions user={props.user} person={u} />}</td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 

@@ -11,6 +11,7 @@ import {
   rotateEndpointSecret,
   updateEndpoint,
 } from "../webhooks/queries.ts";
+import { Table } from "./table.tsx";
 import type { DashboardEnv } from "./env.ts";
 import { BASE, CsrfField, MessagePage, Page, When } from "./layout.tsx";
 import { ownerOnly } from "./owner_only.tsx";
@@ -36,34 +37,22 @@ function EndpointState(props: { endpoint: EndpointRow }) {
 
 function EndpointTable(props: { endpoints: EndpointRow[] }) {
   return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">URL</th>
-            <th scope="col">Events</th>
-            <th scope="col">State</th>
-            <th scope="col">Created</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.endpoints.map((e) => (
-            <tr key={e.id}>
-              <td data-label="URL">
-                <a href={`${BASE}/webhooks/${e.id}`}>{e.url}</a>
-              </td>
-              <td data-label="Events">{e.events ? e.events.join(", ") : "every event"}</td>
-              <td data-label="State">
-                <EndpointState endpoint={e} />
-              </td>
-              <td data-label="Created">
-                <When at={e.created_at} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table headings={["URL", "Events", "State", "Created"]}>
+      {props.endpoints.map((e) => (
+        <tr key={e.id}>
+          <td data-label="URL">
+            <a href={`${BASE}/webhooks/${e.id}`}>{e.url}</a>
+          </td>
+          <td data-label="Events">{e.events ? e.events.join(", ") : "every event"}</td>
+          <td data-label="State">
+            <EndpointState endpoint={e} />
+          </td>
+          <td data-label="Created">
+            <When at={e.created_at} />
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 
@@ -98,50 +87,34 @@ function DeliveryTable(
 ) {
   const { endpoint, user } = props;
   return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Event</th>
-            <th scope="col">Attempt</th>
-            <th scope="col">Outcome</th>
-            <th scope="col">Next retry</th>
-            <th scope="col">
-              <span class="skip">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.attempts.map((a) => (
-            <tr key={a.id} data-attempt={a.id}>
-              <td data-label="When">
-                <When at={a.created_at} />
-              </td>
-              <td data-label="Event">
-                {a.event_type} <code class="muted">{a.event_id}</code>
-              </td>
-              <td data-label="Attempt" class="number">{a.attempt}</td>
-              <td data-label="Outcome">
-                <Badge value={a.status} /> {a.response_status !== null && <code>HTTP {a.response_status}</code>}{" "}
-                {a.error && a.error !== `HTTP ${a.response_status}` && <span class="muted">{a.error}</span>}
-              </td>
-              <td data-label="Next retry">
-                <When at={a.next_retry_at} never="None" />
-              </td>
-              <td>
-                {a.status === "failed" && !props.delivered.has(a.event_id) && endpoint.is_active && (
-                  <form method="post" action={`${BASE}/webhooks/${endpoint.id}/deliveries/${a.id}/retry`}>
-                    <CsrfField user={user} />
-                    <button type="submit" class="quiet" aria-label={`Retry ${a.event_id} now`}>Retry now</button>
-                  </form>
-                )}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table headings={["When", "Event", "Attempt", "Outcome", "Next retry"]} actions>
+      {props.attempts.map((a) => (
+        <tr key={a.id} data-attempt={a.id}>
+          <td data-label="When">
+            <When at={a.created_at} />
+          </td>
+          <td data-label="Event">
+            {a.event_type} <code class="muted">{a.event_id}</code>
+          </td>
+          <td data-label="Attempt" class="number">{a.attempt}</td>
+          <td data-label="Outcome">
+            <Badge value={a.status} /> {a.response_status !== null && <code>HTTP {a.response_status}</code>}{" "}
+            {a.error && a.error !== `HTTP ${a.response_status}` && <span class="muted">{a.error}</span>}
+          </td>
+          <td data-label="Next retry">
+            <When at={a.next_retry_at} never="None" />
+          </td>
+          <td>
+            {a.status === "failed" && !props.delivered.has(a.event_id) && endpoint.is_active && (
+              <form method="post" action={`${BASE}/webhooks/${endpoint.id}/deliveries/${a.id}/retry`}>
+                <CsrfField user={user} />
+                <button type="submit" class="quiet" aria-label={`Retry ${a.event_id} now`}>Retry now</button>
+              </form>
+            )}
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 
