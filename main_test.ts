@@ -17,7 +17,9 @@ dbTest("GET /healthz with ENGINE=postgres asks only the database, and is 503 whi
   const up = await createService(onPostgres).request("/healthz");
   assert.equal(up.status, 200);
   assert.deepEqual(await up.json(), { status: "ok", engine: "postgres", database: true });
-  const away = { ...onPostgres, sql: (() => Promise.reject(new Error("connection refused"))) as never };
+  // A postgres.js query whose connection is refused: /healthz starts it with execute().
+  const refused = () => ({ execute: () => Promise.reject(new Error("connection refused")) });
+  const away = { ...onPostgres, sql: refused as never };
   const down = await createService(away).request("/healthz");
   assert.equal(down.status, 503);
   assert.deepEqual(await down.json(), { status: "unavailable", engine: "postgres", database: false });
