@@ -82,9 +82,13 @@ browserTest(
       const { trigger_id } = await started.json();
       assert.equal(started.status, 201);
 
-      // The history shows the execution once the worker has made it, and its outcome once it ran.
-      const status = () => page.$eval("[data-execution] [data-field=status]", (el) => el.textContent).catch(() => null);
-      while (await status() !== "COMPLETED") {
+      // The history shows the execution once the worker has made it, and its outcome once it ran; the
+      // statistics' status follows when the start's completion is written, a moment after.
+      const text = (selector: string) => page.$eval(selector, (el) => el.textContent).catch(() => null);
+      const done = async () =>
+        await text("[data-execution] [data-field=status]") === "COMPLETED" &&
+        await text("#statistics .badge") === "COMPLETED";
+      while (!await done()) {
         await new Promise((r) => setTimeout(r, 200));
         await page.reload();
       }
