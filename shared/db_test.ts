@@ -63,11 +63,25 @@ class Relay {
       for await (const client of listener) {
         const upstream = await Deno.connect({ hostname: this.server.host, port: this.server.port });
         this.#open.add(client).add(upstream);
-        client.readable.pipeTo(upstream.writable).catch(() => {});
+        const watch = new TransformStream<Uint8Array, Uint8Array>({
+          transform: (chunk, out) => {
+            if (this.#stopOn && new TextDecoder().decode(chunk).includes(this.#stopOn)) {
+              this.#stopOn = undefined;
+              this.stop();
+            } else out.enqueue(chunk);
+          },
+        });
+        client.readable.pipeThrough(watch).pipeTo(upstream.writable).catch(() => {});
         upstream.readable.pipeTo(client.writable).catch(() => {});
       }
     })().catch(() => {});
   }
+
+  /** Stops (as stop() does) when a client next sends `text`, instead of passing it on. */
+  stopOn(text: string): void {
+    this.#stopOn = text;
+  }
+  #stopOn: string | undefined;
 
   /** Refuses new connections and cuts the open ones (the server gone). */
   stop(): void {
@@ -137,5 +151,53 @@ serverTest("a transaction open when the server goes away fails, and the pool goe
   } finally {
     await db.close().catch(() => {});
     relay.stop();
+  }
+});
+
+serverTest(
+  "a connection cut while it fetches the array types, the server staying away, fails its query and no other",
+  async () => {
+    const relay = new Relay(plainTcpAddress(Deno.env.get("DATABASE_URL")!)!);
+    relay.start();
+    // postgres.js fetched the types on a promise nothing awaited; when the next socket could not connect,
+    // that promise rejected unhandled, which ends a process.
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: PromiseRejectionEvent) => {
+      unhandled.push(e.reason);
+      e.preventDefault();
+    };
+    globalThis.addEventListener("unhandledrejection", onUnhandled);
+    const db = await connectDatabase({ ...testConfig(), DATABASE_URL: relay.url() }, { max: 1 });
+    try {
+      // Each new connection fetches the array types first; the server goes away when it is asked for them.
+      relay.stopOn("typarray");
+      await assert.rejects(within(db.sql`select 1`, 20_000), (err: Error) => !/no answer within/.test(err.message));
+      relay.start();
+      const [row] = await within(db.sql`select 42::int as n`, 40_000);
+      assert.equal(row.n, 42);
+      assert.deepEqual(unhandled.map(String), []);
+    } finally {
+      globalThis.removeEventListener("unhandledrejection", onUnhandled);
+      await db.close().catch(() => {});
+      relay.stop();
+    }
+  },
+);
+
+serverTest("a connection the server terminated answers the next query once reconnected", async () => {
+  const db = await connectDatabase(testConfig(), { max: 1 });
+  const admin = await connectDatabase(testConfig(), { max: 1 });
+  try {
+    const [{ pid }] = await db.sql`select pg_backend_pid() as pid`;
+    const sleeping = db.sql`select pg_sleep(10)`.execute();
+    // What a server shutting down does to its connections: a FATAL error (57P01), then the close.
+    await admin.sql`select pg_terminate_backend(${pid})`;
+    await assert.rejects(within(sleeping, 20_000), (err: Error) => !/no answer within/.test(err.message));
+    // postgres.js 3.4.9 kept that error and failed the reconnected connection's first query with it.
+    const [row] = await within(db.sql`select 3::int as n`, 20_000);
+    assert.equal(row.n, 3);
+  } finally {
+    await db.close().catch(() => {});
+    await admin.close();
   }
 });

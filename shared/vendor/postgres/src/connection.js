@@ -462,10 +462,22 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
     socket.removeAllListeners()
     socket = null
 
+    // Patched (see ../README.md): what was sent on this socket fails now, also when it closed with an
+    // error or while connecting, and nothing of it is left for the next socket: a query left behind was
+    // taken for one sent there (answered with another's rows, or waited for forever), a server's
+    // error left behind failed the next socket's first query, and the array-types fetch left behind
+    // failed (unhandled) when the next socket could not connect.
+    const lost = Errors.connection('CONNECTION_CLOSED', options, socket)
+    stream && (stream.destroy(lost), stream = null)
+    query && queryError(query, lost)
+    while (sent.length)
+      queryError(sent.shift(), lost)
+    query = results = errorResponse = null
+    result = new Result()
+
     if (initial)
       return reconnect()
 
-    !hadError && (query || sent.length) && error(Errors.connection('CONNECTION_CLOSED', options, socket))
     closedTime = performance.now()
     hadError && options.shared.retries++
     delay = (typeof backoff === 'function' ? backoff(options.shared.retries) : backoff) * 1000
@@ -782,14 +794,22 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
 
   async function fetchArrayTypes() {
     needsTypes = false
-    const types = await new Query([`
-      select b.oid, b.typarray
-      from pg_catalog.pg_type a
-      left join pg_catalog.pg_type b on b.oid = a.typelem
-      where a.typcategory = 'A'
-      group by b.oid, b.typarray
-      order by b.oid
-    `], [], execute)
+    let types
+    try {
+      types = await new Query([`
+        select b.oid, b.typarray
+        from pg_catalog.pg_type a
+        left join pg_catalog.pg_type b on b.oid = a.typelem
+        where a.typcategory = 'A'
+        group by b.oid, b.typarray
+        order by b.oid
+      `], [], execute)
+    } catch (_) {
+      // Patched (see ../README.md): the connection was cut during the fetch. Nothing awaited this, so
+      // the rejection ended the process; the connection's own queries have failed already, and the
+      // next connection fetches the types again.
+      return
+    }
     types.forEach(({ oid, typarray }) => addArrayType(oid, typarray))
   }
 
