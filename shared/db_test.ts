@@ -184,6 +184,66 @@ serverTest(
   },
 );
 
+serverTest("a reserved connection that closed is left out of the pool when released", async () => {
+  const relay = new Relay(plainTcpAddress(Deno.env.get("DATABASE_URL")!)!);
+  relay.start();
+  const db = await connectDatabase({ ...testConfig(), DATABASE_URL: relay.url() }, { max: 1 });
+  try {
+    const reserved = await db.sql.reserve();
+    await reserved`select 1`;
+    relay.stop();
+    await assert.rejects(within(reserved`select 2`, 20_000), (err: Error) => !/no answer within/.test(err.message));
+    // postgres.js 3.4.9 put the closed connection back among the open ones, where every query failed.
+    reserved.release();
+    relay.start();
+    const [row] = await within(db.sql`select 5::int as n`, 40_000);
+    assert.equal(row.n, 5);
+  } finally {
+    await db.close().catch(() => {});
+    relay.stop();
+  }
+});
+
+serverTest(
+  "a transaction whose connection closed writes nothing after, on that connection once reconnected",
+  async () => {
+    const relay = new Relay(plainTcpAddress(Deno.env.get("DATABASE_URL")!)!);
+    relay.start();
+    const db = await connectDatabase({ ...testConfig(), DATABASE_URL: relay.url() }, { max: 1 });
+    const table = `db_test_${crypto.randomUUID().replaceAll("-", "")}`;
+    try {
+      await db.sql`create table ${db.sql(table)} (n int)`;
+      let resume = () => {};
+      const resumed = new Promise<void>((r) => resume = r);
+      let bodyDone = () => {};
+      const body = new Promise<void>((r) => bodyDone = r);
+      const cut = db.sql.begin(async (tx) => {
+        try {
+          await tx`select 1`;
+          relay.stop();
+          await resumed;
+          await tx`insert into ${tx(table)} values (1)`;
+        } finally {
+          bodyDone();
+        }
+      });
+      await assert.rejects(within(cut, 20_000), (err: Error) => !/no answer within/.test(err.message));
+      // The pool reconnects the connection for another query while the transaction's body still runs.
+      relay.start();
+      await within(db.sql`select 1`, 40_000);
+      resume();
+      await within(body, 20_000);
+      // postgres.js 3.4.9 ran the body's insert on the reconnected connection, outside any transaction.
+      const [row] = await within(db.sql`select count(*)::int as n from ${db.sql(table)}`, 20_000);
+      assert.equal(row.n, 0);
+    } finally {
+      await db.sql`drop table if exists ${db.sql(table)}`.catch(() => {});
+      await db.close().catch(() => {});
+      relay.stop();
+    }
+  },
+);
+
 serverTest("a connection the server terminated answers the next query once reconnected", async () => {
   const db = await connectDatabase(testConfig(), { max: 1 });
   const admin = await connectDatabase(testConfig(), { max: 1 });

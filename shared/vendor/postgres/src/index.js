@@ -212,20 +212,27 @@ function Postgres(a, b) {
       })
 
     move(c, reserved)
-    c.reserved = () => queue.length
+    // Patched (see ../README.md): the connection is ours while c.reserved is this function; once it
+    // closes, the pool has it back (onclose), so our queries fail and release() leaves it alone.
+    const mine = c.reserved = () => queue.length
       ? c.execute(queue.shift())
       : move(c, reserved)
     c.reserved.release = true
+    c.onclose = e => { while (queue.length) queue.shift().reject(e) }
 
     const sql = Sql(handler)
     sql.release = () => {
-      c.reserved = null
+      if (c.reserved !== mine)
+        return
+      c.reserved = c.onclose = null
       onopen(c)
     }
 
     return sql
 
     function handler(q) {
+      if (c.reserved !== mine)
+        return q.reject(Errors.connection('CONNECTION_CLOSED', options))
       c.queue === full
         ? queue.push(q)
         : c.execute(q) || move(c, full)
@@ -241,15 +248,19 @@ function Postgres(a, b) {
 
     try {
       await sql.unsafe('begin ' + options.replace(/[^a-z ]/ig, ''), [], { onexecute }).execute()
+      const mine = connection.reserved
       return await Promise.race([
-        scope(connection, fn),
-        new Promise((_, reject) => connection.onclose = reject)
+        scope(connection, fn, null, mine),
+        new Promise((_, reject) => connection.onclose = e => {
+          while (queries.length) queries.shift().reject(e)
+          reject(e)
+        })
       ])
     } catch (error) {
       throw error
     }
 
-    async function scope(c, fn, name) {
+    async function scope(c, fn, name, mine) {
       const sql = Sql(handler)
       sql.savepoint = savepoint
       sql.prepare = x => prepare = x.replace(/[^a-z0-9$-_. ]/gi)
@@ -286,11 +297,15 @@ function Postgres(a, b) {
           return savepoint(sql => sql.apply(sql, arguments))
 
         arguments.length === 1 && (fn = name, name = null)
-        return scope(c, fn, 's' + savepoints++ + (name ? '_' + name : ''))
+        return scope(c, fn, 's' + savepoints++ + (name ? '_' + name : ''), mine)
       }
 
       function handler(q) {
         q.catch(e => uncaughtError || (uncaughtError = e))
+        // Patched (see ../README.md): once the connection has closed it is the pool's again (perhaps
+        // reconnected for other queries): the transaction's queries fail rather than run there.
+        if (c.reserved !== mine)
+          return q.reject(Errors.connection('CONNECTION_CLOSED', options))
         c.queue === full
           ? queries.push(q)
           : c.execute(q) || move(c, full)
