@@ -191,3 +191,33 @@ dbTest("a workflow's contact count keeps a contact deleted since, once", async (
   assert.equal(stats.status, "PENDING");
   assert.equal(stats.scheduled_at, new Date(now).toISOString());
 });
+
+dbTest("deleting a workflow deletes its running totals with it", async () => {
+  const { deps, team, call } = await workflowSetup();
+  const db = deps.sql;
+  const workflowId: string = (await call("POST", "/workflows", workflowBody())).body.id;
+  const contact = await createContact(db, team.id, { email: randomEmail(), custom_fields: {} });
+  const now = Date.now();
+  const started: NewExecution = {
+    id: crypto.randomUUID(),
+    team_id: team.id,
+    workflow_id: workflowId,
+    trigger_id: crypto.randomUUID(),
+    contact_id: contact.id,
+    source: "api",
+    first: { step_order: 1, due: now },
+  };
+  await insertExecutions(db, [started], now);
+  await recordStepRuns(db, workflowId, { step_order: 1, channel_type: "email" }, [ran(started, "SENT")]);
+  const left = async () => {
+    const [row] = await db`select
+      (select count(*) from workflow_stats where workflow_id = ${workflowId}) +
+      (select count(*) from workflow_channel_stats where workflow_id = ${workflowId}) +
+      (select count(*) from workflow_reach where workflow_id = ${workflowId}) +
+      (select count(*) from workflow_due where workflow_id = ${workflowId}) as n`;
+    return row.n;
+  };
+  assert.equal(await left(), 5);
+  assert.equal((await call("DELETE", `/workflows/${workflowId}`)).status, 200);
+  assert.equal(await left(), 0);
+});
