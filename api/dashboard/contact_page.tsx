@@ -54,35 +54,24 @@ function PreferencesForm(props: { user: SessionUser; contact: ContactRow }) {
   return (
     <form method="post" action={`${BASE}/contacts/${contact.id}/preferences`}>
       <CsrfField user={props.user} />
-      <div class="table-wrap">
-        <table>
-          <caption class="skip">Preferences of {contact.email}</caption>
-          <thead>
-            <tr>
-              <th scope="col">Channel</th>
-              {CATEGORIES.map((category) => <th scope="col" key={category}>{category}</th>)}
-            </tr>
-          </thead>
-          <tbody>
-            {CHANNELS.map((channel) => (
-              <tr key={channel}>
-                <th scope="row">{channel}</th>
-                {CATEGORIES.map((category) => (
-                  <td key={category} data-label={category}>
-                    <input
-                      type="checkbox"
-                      id={preferenceField(channel, category)}
-                      name={preferenceField(channel, category)}
-                      checked={contact.preferences[channel]?.[category] === true}
-                      aria-label={`${channel} ${category}`}
-                    />
-                  </td>
-                ))}
-              </tr>
+      <Table caption={`Preferences of ${contact.email}`} headings={["Channel", ...CATEGORIES]}>
+        {CHANNELS.map((channel) => (
+          <tr key={channel}>
+            <th scope="row">{channel}</th>
+            {CATEGORIES.map((category) => (
+              <td key={category} data-label={category}>
+                <input
+                  type="checkbox"
+                  id={preferenceField(channel, category)}
+                  name={preferenceField(channel, category)}
+                  checked={contact.preferences[channel]?.[category] === true}
+                  aria-label={`${channel} ${category}`}
+                />
+              </td>
             ))}
-          </tbody>
-        </table>
-      </div>
+          </tr>
+        ))}
+      </Table>
       <button type="submit">Save preferences</button>
     </form>
   );

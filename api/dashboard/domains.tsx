@@ -7,6 +7,7 @@ import { checkVerification, domainMethod, startVerification, stopVerification } 
 import type { DashboardEnv } from "./env.ts";
 import { field } from "./form.ts";
 import { BASE, CsrfField, MessagePage, When } from "./layout.tsx";
+import { Table } from "./table.tsx";
 import { Badge } from "./paging.tsx";
 import type { SessionUser } from "./sessions.ts";
 
@@ -17,34 +18,21 @@ export function domainAnchor(domain: string): string {
 
 function Records(props: { records: NonNullable<DomainRow["records"]> }) {
   return (
-    <div class="table-wrap">
-      <table class="records">
-        <thead>
-          <tr>
-            <th scope="col">Type</th>
-            <th scope="col">Name</th>
-            <th scope="col">Value</th>
-            <th scope="col">Priority</th>
-            <th scope="col">Status</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.records.map((r, i) => (
-            <tr key={i}>
-              <td data-label="Type">{r.type}</td>
-              <td data-label="Name">
-                <code>{r.name}</code>
-              </td>
-              <td data-label="Value">
-                <code class="wrap">{r.value}</code>
-              </td>
-              <td data-label="Priority">{r.priority ?? ""}</td>
-              <td data-label="Status">{r.status ? <Badge value={r.status} /> : ""}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table caption="DNS records" headings={["Type", "Name", "Value", "Priority", "Status"]}>
+      {props.records.map((r, i) => (
+        <tr key={i}>
+          <td data-label="Type">{r.type}</td>
+          <td data-label="Name">
+            <code>{r.name}</code>
+          </td>
+          <td data-label="Value">
+            <code class="wrap">{r.value}</code>
+          </td>
+          <td data-label="Priority">{r.priority ?? ""}</td>
+          <td data-label="Status">{r.status ? <Badge value={r.status} /> : ""}</td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 

@@ -4,6 +4,7 @@ import { findTrigger, type TriggerView } from "../triggers/tracking.ts";
 import { PROGRESS_SCRIPT_PATH } from "./assets.ts";
 import type { DashboardEnv } from "./env.ts";
 import { BASE, MessagePage, Page, When } from "./layout.tsx";
+import { Table } from "./table.tsx";
 import { Badge, Pager } from "./paging.tsx";
 import type { SessionUser } from "./sessions.ts";
 import { listTeamTriggers, parseTriggerCursor, triggerCursor, type TriggerListRow } from "./trigger_list.ts";
@@ -23,36 +24,24 @@ const isFinal = (status: string) => status === "completed" || status === "failed
 
 function TriggerTable(props: { rows: TriggerListRow[] }) {
   return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Started</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Status</th>
-            {COUNTS.map(([, label]) => <th scope="col" key={label}>{label}</th>)}
-          </tr>
-        </thead>
-        <tbody>
-          {props.rows.map((t) => (
-            <tr key={t.id}>
-              <td data-label="Started">
-                <a href={`${BASE}/sends/${t.id}`}>
-                  <When at={t.created_at} />
-                </a>
-              </td>
-              <td data-label="Kind">{t.flow_type === "workflow" ? "workflow" : t.trigger_type}</td>
-              <td data-label="Status">
-                <Badge value={t.status} />
-              </td>
-              {COUNTS.map(([name, label]) => (
-                <td data-label={label} class="number" key={name}>{isFinal(t.status) ? t[name] : "…"}</td>
-              ))}
-            </tr>
+    <Table caption="Sends" headings={["Started", "Kind", "Status", ...COUNTS.map(([, label]) => label)]}>
+      {props.rows.map((t) => (
+        <tr key={t.id}>
+          <td data-label="Started">
+            <a href={`${BASE}/sends/${t.id}`}>
+              <When at={t.created_at} />
+            </a>
+          </td>
+          <td data-label="Kind">{t.flow_type === "workflow" ? "workflow" : t.trigger_type}</td>
+          <td data-label="Status">
+            <Badge value={t.status} />
+          </td>
+          {COUNTS.map(([name, label]) => (
+            <td data-label={label} class="number" key={name}>{isFinal(t.status) ? t[name] : "…"}</td>
           ))}
-        </tbody>
-      </table>
-    </div>
+        </tr>
+      ))}
+    </Table>
   );
 }
 
@@ -102,35 +91,26 @@ function Counts(props: { counts: Record<(typeof COUNTS)[number][0], number> }) {
 
 function ExecutionTable(props: { trigger: TriggerView }) {
   return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">Channel</th>
-            <th scope="col">Status</th>
-            {COUNTS.map(([, label]) => <th scope="col" key={label}>{label}</th>)}
-            <th scope="col">Completed</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.trigger.executions.map((e) => (
-            <tr key={e.id} data-execution={e.id}>
-              <td data-label="Channel">
-                {e.channel} <code class="muted">{e.id}</code>
-              </td>
-              <td data-label="Status" data-field="status">{e.status}</td>
-              <td data-label="Contacts" class="number" data-count="total_contacts">{e.total_contacts}</td>
-              <td data-label="Sent" class="number" data-count="sent">{e.sent_count}</td>
-              <td data-label="Failed" class="number" data-count="failed">{e.failed_count}</td>
-              <td data-label="Filtered" class="number" data-count="filtered">{e.filtered_count}</td>
-              <td data-label="Completed" data-field="completed_at">
-                <When at={e.completed_at} never="Not yet" />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table
+      caption="Executions by channel"
+      headings={["Channel", "Status", ...COUNTS.map(([, label]) => label), "Completed"]}
+    >
+      {props.trigger.executions.map((e) => (
+        <tr key={e.id} data-execution={e.id}>
+          <td data-label="Channel">
+            {e.channel} <code class="muted">{e.id}</code>
+          </td>
+          <td data-label="Status" data-field="status">{e.status}</td>
+          <td data-label="Contacts" class="number" data-count="total_contacts">{e.total_contacts}</td>
+          <td data-label="Sent" class="number" data-count="sent">{e.sent_count}</td>
+          <td data-label="Failed" class="number" data-count="failed">{e.failed_count}</td>
+          <td data-label="Filtered" class="number" data-count="filtered">{e.filtered_count}</td>
+          <td data-label="Completed" data-field="completed_at">
+            <When at={e.completed_at} never="Not yet" />
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 

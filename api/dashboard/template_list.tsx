@@ -1,6 +1,7 @@
 import type { Channel } from "../../shared/providers/types.ts";
 import type { Template } from "../../shared/templates.ts";
 import { BASE, Page, When } from "./layout.tsx";
+import { Table } from "./table.tsx";
 import type { SessionUser } from "./sessions.ts";
 import { CHANNELS } from "./template_form.ts";
 import { otpKeyOf } from "./template_preview.tsx";
@@ -74,38 +75,28 @@ export function OtpNote(props: { channel: Channel; exists?: boolean }) {
 function TemplateTable(props: { channel: Channel; templates: Template[] }) {
   const whatsapp = props.channel === "whatsapp";
   return (
-    <div class="table-wrap">
-      <table>
-        <caption class="skip">{CHANNEL_NAMES[props.channel]} templates</caption>
-        <thead>
-          <tr>
-            <th scope="col">Key</th>
-            {whatsapp && <th scope="col">Category</th>}
-            <th scope="col">Status</th>
-            <th scope="col">Updated</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.templates.map((t) => (
-            <tr key={t.id}>
-              <td data-label="Key">
-                <a href={editorPath(props.channel, t.id)}>
-                  <code>{t.key}</code>
-                </a>
-                {t.key === otpKeyOf(props.channel) && <span class="tag">OTP</span>}
-              </td>
-              {whatsapp && <td data-label="Category">{t.category ?? "—"}</td>}
-              <td data-label="Status">
-                <span class={`status ${t.status}`}>{t.status}</span>
-              </td>
-              <td data-label="Updated">
-                <When at={t.updated_at} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table
+      caption={`${CHANNEL_NAMES[props.channel]} templates`}
+      headings={whatsapp ? ["Key", "Category", "Status", "Updated"] : ["Key", "Status", "Updated"]}
+    >
+      {props.templates.map((t) => (
+        <tr key={t.id}>
+          <td data-label="Key">
+            <a href={editorPath(props.channel, t.id)}>
+              <code>{t.key}</code>
+            </a>
+            {t.key === otpKeyOf(props.channel) && <span class="tag">OTP</span>}
+          </td>
+          {whatsapp && <td data-label="Category">{t.category ?? "—"}</td>}
+          <td data-label="Status">
+            <span class={`status ${t.status}`}>{t.status}</span>
+          </td>
+          <td data-label="Updated">
+            <When at={t.updated_at} />
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 

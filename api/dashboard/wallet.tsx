@@ -5,6 +5,7 @@ import { toUsd } from "../../shared/money.ts";
 import { balanceMicros, ledger, type LedgerEntry } from "../../shared/wallet.ts";
 import type { DashboardEnv } from "./env.ts";
 import { BASE, Page, When } from "./layout.tsx";
+import { Table } from "./table.tsx";
 import { Pager } from "./paging.tsx";
 import type { SessionUser } from "./sessions.ts";
 
@@ -26,35 +27,22 @@ export function formatMoney(amount: number, currency: string): string {
 
 function LedgerTable(props: { entries: LedgerEntry[]; currency: string }) {
   return (
-    <div class="table-wrap">
-      <table>
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Kind</th>
-            <th scope="col">Amount</th>
-            <th scope="col">Balance after</th>
-            <th scope="col">What for</th>
-          </tr>
-        </thead>
-        <tbody>
-          {props.entries.map((e) => (
-            <tr key={e.id}>
-              <td data-label="When">
-                <When at={e.created_at} />
-              </td>
-              <td data-label="Kind">{KIND_LABELS[e.kind]}</td>
-              <td data-label="Amount" class="number">{formatMoney(e.amount, props.currency)}</td>
-              <td data-label="Balance after" class="number">{formatMoney(e.balance_after, props.currency)}</td>
-              <td data-label="What for">
-                {e.description}
-                {e.reference && <code class="muted">{` ${e.reference}`}</code>}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <Table caption="Ledger" headings={["When", "Kind", "Amount", "Balance after", "What for"]}>
+      {props.entries.map((e) => (
+        <tr key={e.id}>
+          <td data-label="When">
+            <When at={e.created_at} />
+          </td>
+          <td data-label="Kind">{KIND_LABELS[e.kind]}</td>
+          <td data-label="Amount" class="number">{formatMoney(e.amount, props.currency)}</td>
+          <td data-label="Balance after" class="number">{formatMoney(e.balance_after, props.currency)}</td>
+          <td data-label="What for">
+            {e.description}
+            {e.reference && <code class="muted">{` ${e.reference}`}</code>}
+          </td>
+        </tr>
+      ))}
+    </Table>
   );
 }
 

@@ -88,8 +88,7 @@ export function workflowsRoutes(deps: Deps) {
     const user = c.get("user");
     const after = c.req.method === "GET" ? c.req.query("after") : undefined;
     const cursor = parseTriggerCursor(after);
-    // The statistics aggregate every execution (hundreds of ms at 100,000): only the first page shows
-    // them, so that paging through the history costs what a page of it does.
+    // The statistics go above the newest executions: the pages further into the history leave them out.
     const [stats, templates, history] = await Promise.all([
       cursor ? undefined : workflowStatistics(deps.sql, workflow, deps.now()),
       stepTemplates(deps.sql, user.teamId),

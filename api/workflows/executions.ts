@@ -78,8 +78,9 @@ export async function listExecutions(
   steps: StepRow[],
   page: { page: number; limit: number },
 ) {
+  // The running total (shared/migrations/029_workflow_stats.sql): counting the rows grew with the history.
   const [{ total }]: [{ total: number }] = await db`
-    select count(*)::int as total from workflow_executions where workflow_id = ${workflowId}`;
+    select coalesce((select executions from workflow_stats where workflow_id = ${workflowId}), 0)::int as total`;
   const rows = await db<ExecutionRow[]>`
     select id, trigger_id, contact_id, status, current_step, created_at, started_at, completed_at
     from workflow_executions where workflow_id = ${workflowId}

@@ -29,37 +29,26 @@ function percent(part: number, whole: number): number {
   return whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 100;
 }
 
+const NO_TIMES = { started_at: null, completed_at: null, scheduled_at: null };
+
+/** What the executions did, from the running totals (shared/migrations/029_workflow_stats.sql). */
 async function executionTotals(db: Db, workflowId: string): Promise<ExecutionTotals> {
-  const [row]: [ExecutionTotals] = await db`
+  const [row]: [ExecutionTotals?] = await db`
     select
-      count(*)::int as total,
-      count(*) filter (where status in ('COMPLETED', 'FAILED'))::int as processed,
-      count(*) filter (where status = 'FAILED')::int as failed,
-      count(*) filter (where started_at is not null)::int as started,
-      (count(distinct contact_id) + count(*) filter (where contact_id is null))::int as contacts,
-      min(started_at) as started_at,
-      max(completed_at) as completed_at,
-      min(next_run_at) filter (where current_step is not null) as scheduled_at
-    from workflow_executions where workflow_id = ${workflowId}`;
-  return row;
+      s.executions::int as total, s.processed::int as processed, s.failed::int as failed,
+      s.started::int as started, s.contacts::int as contacts,
+      s.first_started_at as started_at, s.last_completed_at as completed_at,
+      (select min(due_at) from workflow_due d where d.workflow_id = s.workflow_id) as scheduled_at
+    from workflow_stats s where s.workflow_id = ${workflowId}`;
+  return row ?? { total: 0, processed: 0, failed: 0, started: 0, contacts: 0, ...NO_TIMES };
 }
 
-/** Per channel, what the steps did; WhatsApp delivered/read come from the provider's reports on the messages. */
+/** Per channel, what the steps did (WhatsApp delivered/read from the provider's reports on the messages). */
 async function channelRows(db: Db, workflowId: string): Promise<ChannelRow[]> {
   return await db<ChannelRow[]>`
-    select
-      r.channel_type,
-      count(distinct r.execution_id)::int as execution_count,
-      count(distinct r.contact_id)::int as total_contacts,
-      count(*) filter (where r.status = 'SENT')::int as sent,
-      count(*) filter (where r.status = 'FAILED')::int as failed,
-      count(m.delivered_at)::int as delivered,
-      count(m.read_at)::int as read,
-      coalesce(sum(r.cost_micros), 0)::bigint as cost_micros
-    from workflow_step_runs r
-    left join messages m on r.channel_type = 'whatsapp' and m.id = r.message_id
-    where r.workflow_id = ${workflowId}
-    group by r.channel_type`;
+    select channel_type, executions::int as execution_count, contacts::int as total_contacts, sent::int as sent,
+      failed::int as failed, delivered::int as delivered, read::int as read, cost_micros
+    from workflow_channel_stats where workflow_id = ${workflowId}`;
 }
 
 async function lastSource(db: Db, workflowId: string): Promise<string | undefined> {
@@ -113,8 +102,8 @@ function emptyRow(channel: ChannelRow["channel_type"]): ChannelRow {
 }
 
 /**
- * The statistics view of a workflow, aggregated in SQL over its executions and step runs (a few
- * indexed aggregate queries, whatever the number of executions).
+ * The statistics view of a workflow, from the running totals its executions and step runs keep
+ * (a few rows read, whatever the number of executions).
  */
 export async function workflowStatistics(db: Db, workflow: Workflow, now: number) {
   const [totals, rows, source] = await Promise.all([
