@@ -3,7 +3,12 @@ import { metrics } from "../shared/metrics.ts";
 import { type OutboundMessage, type Provider, ProviderError } from "../shared/providers/types.ts";
 import type { Prepared } from "./prepare.ts";
 
-/** Provider calls in flight at once within one pass. */
+/**
+ * Provider calls in flight at once within one pass. It bounds what a crash can leave uncertain: a
+ * hand-over is claimed only as its call starts and its worker takes no other until the answer is
+ * recorded, so a pass holds at most this many messages claimed and unanswered (a process, this many
+ * times its passes at once: see GroupCoalescer).
+ */
 const SEND_CONCURRENCY = 16;
 
 /**
@@ -36,7 +41,8 @@ export interface HandOverContext {
 
 /**
  * What deliver() records around each hand-over to a provider that cannot take a message twice, so
- * that a crash leaves as few messages as possible whose fate is unknown.
+ * that a crash leaves as few messages as possible whose fate is unknown. The calls of concurrent
+ * hand-overs may be recorded together (hand_over_log.ts); each resolves once its own is committed.
  */
 export interface HandOverLog {
   now(): number;
