@@ -9,7 +9,7 @@ import type { Prepared } from "./prepare.ts";
  * recorded, so a pass holds at most this many messages claimed and unanswered (a process, this many
  * times its passes at once: see GroupCoalescer).
  */
-const SEND_CONCURRENCY = 16;
+export const SEND_CONCURRENCY = 16;
 
 /**
  * How long a message handed to a provider that cannot take it twice may wait for its answer to be
