@@ -6,10 +6,11 @@ import type { Prepared } from "./prepare.ts";
 /**
  * Provider calls in flight at once within one pass. It bounds what a crash can leave uncertain: a
  * hand-over is claimed only as its call starts and its worker takes no other until the answer is
- * recorded, so a pass holds at most this many messages claimed and unanswered (a process, this many
- * times its passes at once: see GroupCoalescer).
+ * recorded, so a pass holds at most this many messages claimed and unanswered, and a process this
+ * many times the passes it runs at once (the worker's `deliveries` limit: 8 on a PostgreSQL server,
+ * 4 on PGlite; of them at most PASSES_AT_ONCE of direct sends, coalescer.ts).
  */
-export const SEND_CONCURRENCY = 16;
+export const SEND_CONCURRENCY = 64;
 
 /**
  * How long a message handed to a provider that cannot take it twice may wait for its answer to be
