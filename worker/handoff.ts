@@ -8,7 +8,7 @@ import type { Prepared } from "./prepare.ts";
  * hand-over is claimed only as its call starts and its worker takes no other until the answer is
  * recorded, so a pass holds at most this many messages claimed and unanswered, and a process this
  * many times the passes it runs at once (the worker's `deliveries` limit: 8 on a PostgreSQL server,
- * 4 on PGlite; of them at most PASSES_AT_ONCE of direct sends, coalescer.ts).
+ * 4 on PGlite; of them at most PASSES_AT_ONCE merged direct-send passes, coalescer.ts).
  */
 export const SEND_CONCURRENCY = 64;
 
