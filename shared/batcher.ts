@@ -29,11 +29,16 @@ export interface BatcherOptions {
    * arrival order keeps the outcome of the group run (of two writes to one key, the later lands).
    */
   retryAlone?: boolean;
+  /**
+   * How many groups may run at once (1 unless told), for a runner that spends most of its time
+   * waiting (a delivery pass, on its providers' answers) and whose groups need no order between them.
+   */
+  concurrency?: number;
 }
 
 /**
- * Gathers the values of concurrent callers into groups handled by one runner at a time (a KV group
- * commit, a delivery pass, a batch of workflow starts): under load a group holds many callers'
+ * Gathers the values of concurrent callers into groups handled by one runner at a time (or
+ * `concurrency`: a KV group commit, a delivery pass, a batch of workflow starts): under load a group holds many callers'
  * values and costs about what one would. Each caller resolves once the group holding its value is
  * done, or rejects with that group's error (with `retryAlone`, with the error of its value run alone).
  */
@@ -41,7 +46,7 @@ export class Batcher<T> {
   #run: (values: T[]) => Promise<void>;
   #options: BatcherOptions;
   #waiting: Entry<T>[] = [];
-  #running = false;
+  #running = 0;
 
   constructor(run: (values: T[]) => Promise<void>, options: BatcherOptions) {
     this.#run = run;
@@ -53,17 +58,19 @@ export class Batcher<T> {
     return new Promise((resolve, reject) => {
       const arrived = this.#options.hold ? Date.now() : 0;
       this.#waiting.push({ value, weight, arrived, resolve, reject });
-      if (!this.#running) this.#drain();
+      if (this.#running < (this.#options.concurrency ?? 1)) this.#drain();
     });
   }
 
   async #drain(): Promise<void> {
-    this.#running = true;
+    this.#running++;
     // Let the callers of this tick join the first group.
     await Promise.resolve();
     try {
       while (this.#waiting.length > 0) {
         await this.#options.hold?.(this.#waiting[0].arrived);
+        // Another runner may have taken the values while this one was held back.
+        if (this.#waiting.length === 0) break;
         const group = this.#take();
         try {
           await this.#run(group.map((e) => e.value));
@@ -74,7 +81,7 @@ export class Batcher<T> {
         }
       }
     } finally {
-      this.#running = false;
+      this.#running--;
     }
   }
 

@@ -84,3 +84,22 @@ Deno.test("Batcher without retryAlone rejects every caller of the failed group w
   for (const r of results) assert.equal((r as PromiseRejectedResult).reason.message, "failed a,bad,c");
   assert.deepEqual(runs, [["a", "bad", "c"]]);
 });
+
+Deno.test("Batcher with concurrency 2 runs two groups at once, never more, each with the values waiting", async () => {
+  const groups: number[][] = [];
+  let running = 0;
+  let most = 0;
+  const batcher = new Batcher<number>(async (values) => {
+    groups.push(values);
+    most = Math.max(most, ++running);
+    await new Promise((r) => setTimeout(r, 10));
+    running--;
+  }, { maxWeight: 3, concurrency: 2 });
+  await Promise.all(Array.from({ length: 12 }, (_, i) => batcher.add(i)));
+  assert.equal(most, 2);
+  assert.deepEqual(groups.flat(), Array.from({ length: 12 }, (_, i) => i));
+  assert.deepEqual(groups.map((g) => g.length), [3, 3, 3, 3]);
+  // Once idle, the next value starts a group at once.
+  await batcher.add(12);
+  assert.deepEqual(groups.at(-1), [12]);
+});

@@ -18,10 +18,11 @@ import {
   ledgerEntries,
   ledgerEntry,
 } from "./conversations.ts";
-import { messageEvent, type MessageOutcome } from "./events.ts";
-import { changeAndStage, relayEvents, type StagedEvent, stageEvents } from "../shared/event_outbox.ts";
+import { messageEvent, type MessageOutcome, outcomeOf } from "./events.ts";
+import { relayEvents, type StagedEvent, stageEvents } from "../shared/event_outbox.ts";
 import { type Listeners, listenersOf, listening } from "../shared/webhook_events.ts";
-import { type HandOverLog, sendAll, type ToSend } from "./handoff.ts";
+import { sendAll, type ToSend } from "./handoff.ts";
+import { handOverLog } from "./hand_over_log.ts";
 import { deleteDeviceTokens } from "./recipients.ts";
 import { earliest } from "./hold.ts";
 import { routeThroughAccounts } from "./failover_send.ts";
@@ -243,24 +244,6 @@ interface Recorded {
   heldUntil?: number;
 }
 
-function outcomeOf(
-  p: Prepared,
-  id: string,
-  status: "sent" | "failed",
-  extra: { provider_message_id?: string | null; error?: string | null },
-): MessageOutcome {
-  return {
-    team_id: p.team_id,
-    message_id: id,
-    trigger_id: p.trigger_id,
-    execution_id: p.execution_id,
-    channel: p.channel,
-    to: p.to_address,
-    status,
-    ...extra,
-  };
-}
-
 /** Step 1: one transaction that records and charges for the new messages. */
 async function record(
   deps: Deps,
@@ -477,53 +460,6 @@ async function chargeFor(tx: Db, fresh: Prepared[]): Promise<Set<Prepared>> {
     }
   }
   return unpaid;
-}
-
-/**
- * The hand-over of each message to a provider that cannot take it twice, one row at a time (such a
- * provider answers in tens of milliseconds a message): claimed before the call (so that two passes
- * of one job, say a redelivery beside a re-enqueued job, never both send it); once answered, sent or
- * (a temporary failure) known not taken. A refusal is left to the pass's UPDATE, which refunds it in
- * the same transaction; if the pass dies first, a later one fails and refunds it as possibly sent.
- * A message recorded sent here stages its webhook event in the same transaction, into `staged`.
- */
-function handOverLog(deps: Deps, listeners: Listeners, staged: StagedEvent[]): HandOverLog {
-  return {
-    now: deps.now,
-    async handing(t) {
-      const claimed = await deps.sql`
-        update messages set handed_at = ${new Date(deps.now())}
-        where id = ${t.message.id} and status = 'pending' and handed_at is null
-        returning 1`;
-      return claimed.length === 1;
-    },
-    async answered(t, outcome) {
-      if (outcome.ok) {
-        const event = messageEvent(
-          outcomeOf(t.p, t.message.id, "sent", { provider_message_id: outcome.providerMessageId }),
-        );
-        const markSent = async (db: Db) => {
-          const recorded = await db`
-            update messages set status = 'sent', provider_message_id = ${outcome.providerMessageId},
-              sent_at = ${new Date(deps.now())}, handed_at = null
-            where id = ${t.message.id} and status = 'pending'
-            returning 1`;
-          return recorded.length === 1;
-        };
-        // Recorded sent with its webhook event staged in the same transaction.
-        return await changeAndStage(deps, listeners, event, markSent, (sent) => sent ? [event] : [], staged);
-      }
-      if (outcome.temporary) await deps.sql`update messages set handed_at = null where id = ${t.message.id}`;
-      return false;
-    },
-    async recordedIds(ids) {
-      // "provider <> 'outbox'" lets Postgres use the index of migration 005.
-      const rows = await deps.sql<{ id: string }[]>`
-        select provider_message_id as id from messages
-        where provider_message_id = any(${ids}) and provider <> 'outbox'`;
-      return new Set(rows.map((r) => r.id));
-    },
-  };
 }
 
 interface Update {

@@ -1,6 +1,7 @@
 import type { TeamEvent } from "../shared/event_outbox.ts";
 import { addCounts, type TriggerRecord, zeroCounts } from "../shared/sending/trigger_record.ts";
 import { triggerCompletedEvent } from "../shared/webhook_events.ts";
+import type { Prepared } from "./prepare.ts";
 
 /** A message whose outcome a delivery pass decided. */
 export interface MessageOutcome {
@@ -13,6 +14,25 @@ export interface MessageOutcome {
   status: "sent" | "failed";
   provider_message_id?: string | null;
   error?: string | null;
+}
+
+/** The outcome of a prepared message (`id`: its row), as its webhook event reports it. */
+export function outcomeOf(
+  p: Prepared,
+  id: string,
+  status: "sent" | "failed",
+  extra: { provider_message_id?: string | null; error?: string | null },
+): MessageOutcome {
+  return {
+    team_id: p.team_id,
+    message_id: id,
+    trigger_id: p.trigger_id,
+    execution_id: p.execution_id,
+    channel: p.channel,
+    to: p.to_address,
+    status,
+    ...extra,
+  };
 }
 
 /** The `message.sent` or `message.failed` event of an outcome. */

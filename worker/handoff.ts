@@ -3,8 +3,14 @@ import { metrics } from "../shared/metrics.ts";
 import { type OutboundMessage, type Provider, ProviderError } from "../shared/providers/types.ts";
 import type { Prepared } from "./prepare.ts";
 
-/** Provider calls in flight at once within one pass. */
-const SEND_CONCURRENCY = 16;
+/**
+ * Provider calls in flight at once within one pass. It bounds what a crash can leave uncertain: a
+ * hand-over is claimed only as its call starts and its worker takes no other until the answer is
+ * recorded, so a pass holds at most this many messages claimed and unanswered, and a process this
+ * many times the passes it runs at once (the worker's `deliveries` limit: 8 on a PostgreSQL server,
+ * 4 on PGlite; of them at most PASSES_AT_ONCE merged direct-send passes, coalescer.ts).
+ */
+export const SEND_CONCURRENCY = 64;
 
 /**
  * How long a message handed to a provider that cannot take it twice may wait for its answer to be
@@ -36,7 +42,8 @@ export interface HandOverContext {
 
 /**
  * What deliver() records around each hand-over to a provider that cannot take a message twice, so
- * that a crash leaves as few messages as possible whose fate is unknown.
+ * that a crash leaves as few messages as possible whose fate is unknown. The calls of concurrent
+ * hand-overs may be recorded together (hand_over_log.ts); each resolves once its own is committed.
  */
 export interface HandOverLog {
   now(): number;

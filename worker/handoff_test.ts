@@ -6,7 +6,7 @@ import type { Provider } from "../shared/providers/types.ts";
 import { dbTest, testDeps } from "../shared/testing.ts";
 import { balanceMicros } from "../shared/wallet.ts";
 import { createWorkerContext } from "./context.ts";
-import { HAND_OVER_WINDOW_MS } from "./handoff.ts";
+import { HAND_OVER_WINDOW_MS, SEND_CONCURRENCY } from "./handoff.ts";
 import type { DeliverBatchJob } from "./jobs.ts";
 import { runJob } from "./queue.ts";
 import { MAX_DELIVERY_ATTEMPTS } from "../shared/backoff.ts";
@@ -165,3 +165,82 @@ dbTest(
     assert.equal(await t.refunds(), 1);
   },
 );
+
+dbTest(
+  "a pass that dies mid-way leaves one window of messages claimed: settled through Twilio's log, the rest sent",
+  async () => {
+    const deps = await testDeps();
+    const twilio = twilioOnLoopback({});
+    await using _ = twilio.server;
+    const contacts = 2 * SEND_CONCURRENCY + 5;
+    const { team, spec, job } = await smsFanOut(deps, contacts);
+    await listenToAll(deps, team.id);
+    // The dying pass: Twilio takes every other message it is handed, and no answer ever comes back.
+    const handed: string[] = [];
+    const reached = new Set<string>();
+    const dying: Provider = {
+      ...twilio.provider,
+      async send(message) {
+        if (handed.push(message.to) % 2 === 1) {
+          await twilio.provider.send(message);
+          reached.add(message.to);
+        }
+        return await new Promise(() => {});
+      },
+    };
+    void runJob(createWorkerContext(withProvider(deps, dying)), job);
+    for (let i = 0; i < 1_000 && reached.size < SEND_CONCURRENCY / 2; i++) await new Promise((r) => setTimeout(r, 10));
+    const [{ claimed }] = await deps.sql`select count(*)::int as claimed from messages
+      where trigger_id = ${spec.trigger_id} and handed_at is not null`;
+    assert.equal(claimed, SEND_CONCURRENCY, "claimed: the window in Twilio's hands, no more");
+    assert.equal(handed.length, SEND_CONCURRENCY);
+
+    const later: Deps = { ...deps, now: () => Date.now() + HAND_OVER_WINDOW_MS };
+    await runJob(
+      createWorkerContext(stoppingBeforeWebhooks(withProvider(later, twilio.provider))),
+      {
+        ...job,
+        id: crypto.randomUUID(),
+        attempt: 1,
+      } satisfies DeliverBatchJob,
+    );
+
+    const rows = await deps.sql<{ to: string; status: string; error: string | null; sid: string | null }[]>`
+      select to_address as to, status, error, provider_message_id as sid from messages
+      where trigger_id = ${spec.trigger_id}`;
+    const lost = handed.filter((to) => !reached.has(to));
+    for (const row of rows) {
+      const at = `message to ${row.to}`;
+      if (lost.includes(row.to)) {
+        assert.deepEqual([row.status, row.error], ["failed", MAY_HAVE_SENT], at);
+        assert.equal(twilio.requestsTo(row.to), 0, at);
+        continue;
+      }
+      // Reached by the dying pass (found in Twilio's log) or never claimed by it (sent now): once each.
+      assert.equal(row.status, "sent", at);
+      assert.equal(twilio.requestsTo(row.to), 1, at);
+      assert.equal(row.sid, twilio.server.messages.find((m) => m.to === row.to)?.sid, at);
+    }
+    assert.equal(lost.length, SEND_CONCURRENCY / 2);
+    assert.deepEqual(
+      await triggerRow(deps, spec.trigger_id),
+      counts("completed", contacts, contacts - lost.length, lost.length, 0),
+    );
+  },
+);
+
+dbTest("two passes of one job at once, over several hand-over windows, hand each message to Twilio once", async () => {
+  const deps = await testDeps();
+  // Answers come back out of order, so that the two passes' claims and answers interleave.
+  const twilio = twilioOnLoopback({ hold: () => new Promise((r) => setTimeout(r, Math.random() * 20)) });
+  await using _ = twilio.server;
+  const contacts = 4 * SEND_CONCURRENCY;
+  const { spec, job } = await smsFanOut(deps, contacts);
+  await Promise.all([1, 2].map(() => runJob(createWorkerContext(withProvider(deps, twilio.provider)), job)));
+  const numbers = Array.from({ length: contacts }, (_, i) => `+1415555${2000 + i}`);
+  assert.deepEqual(numbers.map((to) => twilio.requestsTo(to)), Array(contacts).fill(1));
+  const rows = await deps.sql<{ to: string; sid: string }[]>`select to_address as to, provider_message_id as sid
+    from messages where trigger_id = ${spec.trigger_id} and status = 'sent' and handed_at is null`;
+  assert.equal(rows.length, contacts);
+  for (const r of rows) assert.equal(r.sid, twilio.server.messages.find((m) => m.to === r.to)?.sid);
+});
