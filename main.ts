@@ -14,7 +14,6 @@ import { webhooksRoutes } from "./api/webhooks/routes.ts";
 import { whatsappRoutes } from "./api/whatsapp/routes.ts";
 import { workflowsRoutes } from "./api/workflows/routes.ts";
 import { triggerWorkflowRoutes } from "./api/workflows/trigger_routes.ts";
-import { SendLane } from "./api/sending/send_lane.ts";
 import { otpRoutes, verifyAnswersCountAttempts } from "./otp/routes.ts";
 import { loadConfig } from "./shared/config.ts";
 import type { Deps } from "./shared/deps.ts";
@@ -104,7 +103,7 @@ export async function serve(roles: Roles): Promise<void> {
     port: config.PORT,
     hostname: config.HOST,
     onListen: ({ hostname, port }) => log("info", "listening", { url: `http://${hostname}:${port}`, roles }),
-  }, new SendLane(app, runtime.deps).fetch);
+  }, app.fetch);
   // Graceful shutdown: stop accepting connections, let in-flight requests and queue jobs finish (up to
   // SHUTDOWN_TIMEOUT_MS in all), then close the queue, KV and the pool. A job cut off at the deadline
   // stays in the queue and runs again (after the restart, or on another replica), so no accepted work is lost.

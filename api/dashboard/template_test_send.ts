@@ -5,7 +5,7 @@ import type { Channel } from "../../shared/providers/types.ts";
 import type { Template } from "../../shared/templates.ts";
 import { messagesRoutes } from "../messages/routes.ts";
 import { pushRoutes } from "../push/routes.ts";
-import { type LaneRoute, laneRouteOf } from "../sending/send_route.ts";
+import { type SendHandler, sendHandlerOf } from "../sending/send_route.ts";
 import { smsRoutes } from "../sms/routes.ts";
 import { whatsappRoutes } from "../whatsapp/routes.ts";
 import { parseVariables, type Sample } from "./template_form.ts";
@@ -28,19 +28,19 @@ async function teamTestKey(db: Db, teamId: string): Promise<{ apiKey: ApiKey; te
   };
 }
 
-const routes = new WeakMap<Deps, Record<Channel, LaneRoute>>();
+const routes = new WeakMap<Deps, Record<Channel, SendHandler>>();
 
-/** The POST /send of a channel's router: the very handler the API (and its send lane) runs. */
-function sendRouteOf(router: { routes: { method: string; path: string; handler: object }[] }): LaneRoute {
+/** The POST /send of a channel's router: the very work the API runs. */
+function sendRouteOf(router: { routes: { method: string; path: string; handler: object }[] }): SendHandler {
   for (const { method, path, handler } of router.routes) {
-    const route = method === "POST" && path === "/send" ? laneRouteOf(handler) : undefined;
+    const route = method === "POST" && path === "/send" ? sendHandlerOf(handler) : undefined;
     if (route) return route;
   }
   throw new Error("a channel router has no POST /send route");
 }
 
 /** Each channel's send route, built once per deps. */
-function sendRoutes(deps: Deps): Record<Channel, LaneRoute> {
+function sendRoutes(deps: Deps): Record<Channel, SendHandler> {
   let found = routes.get(deps);
   if (!found) {
     found = {

@@ -68,29 +68,29 @@ export interface SendRoute<B extends SendFields> {
   plan: (body: B, team: Team, service: SendingService) => Promise<ChannelSend>;
 }
 
-/** A send route as the send lane (send_lane.ts) serves it: its body schema, and what it does with a valid body. */
-export interface LaneRoute {
+/** A send route's own work without HTTP (the dashboard's test sends run it): its body schema, and what it does with a valid body. */
+export interface SendHandler {
   body: z.ZodType;
   /** Accepts a valid body for the key's team: the 201 answer's body. */
   accept(body: unknown, team: Team, apiKey: ApiKey): Promise<unknown>;
 }
 
-/** The send routes' handlers, by handler: the lane finds them among the app's routes. */
-const laneRoutes = new WeakMap<object, LaneRoute>();
+/** The send routes' own work, by Hono handler: found among a router's routes. */
+const sendHandlers = new WeakMap<object, SendHandler>();
 
-/** The lane's view of a route handler, when it is a send route's. */
-export function laneRouteOf(handler: object): LaneRoute | undefined {
-  return laneRoutes.get(handler);
+/** The send route's own work behind a route handler, when it is a send route's. */
+export function sendHandlerOf(handler: object): SendHandler | undefined {
+  return sendHandlers.get(handler);
 }
 
 /**
  * Adds a channel's POST /send to its router: reads the schedule, lets the channel decide recipient
  * and content, checks a live key's wallet can pay one message, hands the send to the acceptor and
- * answers 201 (queued or scheduled). The send lane serves the same route without Hono (see send_lane.ts).
+ * answers 201 (queued or scheduled).
  */
 export function addSendRoute<B extends SendFields>(app: OpenAPIHono<AppEnv>, deps: Deps, route: SendRoute<B>): void {
   const service = sendingService(deps);
-  const lane: LaneRoute = {
+  const own: SendHandler = {
     body: route.body,
     accept: (body, team, apiKey) => acceptSend(route, service, body as B, team, apiKey),
   };
@@ -106,7 +106,7 @@ export function addSendRoute<B extends SendFields>(app: OpenAPIHono<AppEnv>, dep
   });
   const handler: RouteHandler<typeof definition, AppEnv> = async (c) =>
     c.json(await acceptSend(route, service, c.req.valid("json") as B, c.get("team"), c.get("apiKey")), 201);
-  laneRoutes.set(handler, lane);
+  sendHandlers.set(handler, own);
   app.openapi(definition, handler);
 }
 

@@ -9,7 +9,6 @@
 import assert from "node:assert/strict";
 import fc from "fast-check";
 import { createService } from "../../main.ts";
-import { SendLane } from "../../api/sending/send_lane.ts";
 import { setLogLevel } from "../../shared/log.ts";
 import { dbTest, testDeps, testTeam } from "../../shared/testing.ts";
 import { checkUntouched, snapshotTeam, teamFixture } from "./fixtures.ts";
@@ -26,7 +25,6 @@ const deps = await testDeps();
 // FUZZ_LOG=1 shows the service's error log (the stacks behind 5xx answers).
 if (Deno.env.get("FUZZ_LOG") === "1") setLogLevel("error");
 const app = createService(deps);
-const lane = new SendLane(app, deps);
 const adminToken = deps.config.ADMIN_TOKEN!;
 const doc = await (await app.request("/api/v1/openapi.json")).json();
 const resolve = documentResolver(doc);
@@ -227,7 +225,7 @@ async function send(req: FuzzRequest): Promise<Answer | undefined> {
   try {
     const bodyless = req.method === "GET" || req.method === "HEAD";
     const headers = new Headers(req.headers);
-    // As over HTTP: a body comes with its declared length (which the send lane needs to take it).
+    // As over HTTP: a body comes with its declared length.
     if (!bodyless && req.body !== undefined && !headers.has("content-length")) {
       headers.set("Content-Length", String(new TextEncoder().encode(req.body).length));
     }
@@ -235,8 +233,8 @@ async function send(req: FuzzRequest): Promise<Answer | undefined> {
   } catch {
     return undefined; // A header no client could send.
   }
-  // Through the send lane, as the server answers (every request but an ordinary send goes on to the app).
-  const res = await lane.fetch(new Request(new URL(req.path, "http://localhost"), init));
+  // As the server answers: through the app's fetch.
+  const res = await app.fetch(new Request(new URL(req.path, "http://localhost"), init));
   return { status: res.status, contentType: res.headers.get("content-type") ?? "", text: await res.text() };
 }
 
@@ -289,7 +287,6 @@ dbTest("fuzzing with team B's key left team A's data untouched", async () => {
     for (const [op, t] of tallies) console.log(`  ${op}: ${JSON.stringify(t)}`);
   }
   console.log(`operations never answered 2xx: ${never2xx.length ? never2xx.join(", ") : "none"}`);
-  console.log(`send lane: ${lane.counts.served} sends served, ${lane.counts.declined} handed to the app`);
   console.log(
     `fuzz: ${total} requests, seed ${SEED}, ${RUNS} per operation, ${
       ((performance.now() - started) / 1000).toFixed(1)

@@ -27,17 +27,17 @@ export function newRouter(): OpenAPIHono<AppEnv> {
 }
 
 /** What an error is answered with: status, body (Shape A / Shape B) and the error's own headers. */
-export interface ErrorAnswer {
+interface ErrorAnswer {
   status: number;
   body: Record<string, unknown>;
   headers: Record<string, string>;
 }
 
 /**
- * The answer to any thrown error (see errorResponse), without a Hono context: also what the send lane
- * (api/sending/send_lane.ts) answers. `fields` are added to the body unless the error sets them.
+ * The answer to any thrown error (see errorResponse), without a Hono context. `fields` are added to
+ * the body unless the error sets them.
  */
-export function errorAnswer(err: Error, requestId: string | undefined, fields?: Record<string, unknown>): ErrorAnswer {
+function errorAnswer(err: Error, requestId: string | undefined, fields?: Record<string, unknown>): ErrorAnswer {
   const known = knownError(err, requestId);
   const body = known.status === 401 && known.code === "authentication_error" ? shapeB(known) : shapeA(known);
   for (const [name, value] of Object.entries(fields ?? {})) if (!(name in body)) body[name] = value;
@@ -96,7 +96,7 @@ function routeOf(c: Context<AppEnv>): string {
 }
 
 /** What is counted and logged of every answered request. */
-export interface RequestDone {
+interface RequestDone {
   requestId: string;
   teamId: string | undefined;
   method: string;
@@ -109,7 +109,7 @@ export interface RequestDone {
 }
 
 /** Counts an answered request in the metrics and writes its access log line (level info). */
-export function requestDone(done: RequestDone): void {
+function requestDone(done: RequestDone): void {
   const durationMs = performance.now() - done.started;
   recordRequest(done.method, done.route, done.status, durationMs);
   if (!logs("info")) return;

@@ -93,7 +93,7 @@ export function keyScope(deps: Deps) {
 }
 
 /** Whether an `X-Team-ID` header (when sent) names the key's team. */
-export function teamHeaderFits(header: string | undefined | null, team: Team): boolean {
+function teamHeaderFits(header: string | undefined | null, team: Team): boolean {
   // Team ids are UUIDs, which compare case-insensitively (ours are stored in lowercase).
   return header === undefined || header === null || header.trim().toLowerCase() === team.id;
 }

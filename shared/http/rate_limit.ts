@@ -27,7 +27,7 @@ export interface Counted {
 }
 
 /** Counts a request of `apiKey` (of `team`) against its hourly limit, in the process's counter (`deps.counter`). */
-export async function countRequest(deps: Deps, team: Team, apiKey: ApiKey): Promise<Counted> {
+async function countRequest(deps: Deps, team: Team, apiKey: ApiKey): Promise<Counted> {
   const now = deps.now();
   const hit = await deps.counter.hit("api", apiKey.id, hourlyLimit(deps.config, team.plan), HOUR_MS, now);
   const headers = {

@@ -1,5 +1,6 @@
 /** SMS and WhatsApp through Twilio, with the official `twilio` SDK. */
 import twilio from "twilio";
+import { FetchRequestClient, TwilioTransportError } from "./twilio_http.ts";
 import { type LogWindow, type OutboundMessage, type Provider, ProviderError, type SendResult } from "./types.ts";
 
 /** Options of {@linkcode createTwilioProvider}. */
@@ -14,37 +15,10 @@ export interface TwilioProviderOptions {
   timeoutMs?: number;
 }
 
-/** The SDK's `RequestClient.RequestOptions<TData>` (its namespace is not re-exported). */
-type RequestOptions<TData> =
-  & Omit<Parameters<InstanceType<typeof twilio.RequestClient>["request"]>[0], "data">
-  & { data?: TData };
-
-/**
- * The SDK's own HTTP client (axios, Basic auth, form encoding) with the origin of each URL it built
- * swapped for `baseUrl`. Twilio offers only `edge`/`region` (which rewrite the host name inside
- * `twilio.com`), so an arbitrary base URL needs this hook at the last step of the request.
- */
-class RebasedRequestClient extends twilio.RequestClient {
-  readonly #base: URL;
-
-  constructor(baseUrl: string, timeoutMs?: number) {
-    super({ timeout: timeoutMs });
-    this.#base = new URL(baseUrl.endsWith("/") ? baseUrl : `${baseUrl}/`);
-  }
-
-  override request<TData>(opts: RequestOptions<TData>) {
-    const built = new URL(opts.uri);
-    const rebased = new URL(`.${built.pathname}${built.search}`, this.#base);
-    return super.request<TData>({ ...opts, uri: rebased.href });
-  }
-}
-
 /** Creates the SMS and WhatsApp provider that sends through Twilio's Messages API. */
 export function createTwilioProvider(options: TwilioProviderOptions): Provider {
   const client = twilio(options.accountSid, options.authToken, {
-    httpClient: options.baseUrl
-      ? new RebasedRequestClient(options.baseUrl, options.timeoutMs)
-      : new twilio.RequestClient({ timeout: options.timeoutMs }),
+    httpClient: new FetchRequestClient({ baseUrl: options.baseUrl, timeoutMs: options.timeoutMs }),
   });
   return {
     name: "twilio",
@@ -115,9 +89,6 @@ function addressesOf(message: OutboundMessage) {
   return { to: address(message.to), sender };
 }
 
-/** Network failures that happen before a request reaches Twilio: trying again cannot send twice. */
-const NEVER_SENT = new Set(["ECONNREFUSED", "ENOTFOUND", "EAI_AGAIN", "EHOSTUNREACH", "ENETUNREACH"]);
-
 /** Why an answer that may hide a created message is not tried again. */
 const MAY_HAVE_SENT = "Twilio may have sent it, so it is not tried again (a second try could send it twice)";
 
@@ -129,17 +100,16 @@ const MAY_HAVE_SENT = "Twilio may have sent it, so it is not tried again (a seco
  * message, with the reason.
  */
 function toProviderError(channel: string, error: unknown): ProviderError {
-  const { status, code, message } = error as { status?: unknown; code?: unknown; message?: string };
-  if (typeof status !== "number") {
-    // No HTTP answer (axios sets a string code such as ECONNREFUSED or ECONNABORTED).
-    const sent = !(typeof code === "string" && NEVER_SENT.has(code));
-    const reason = message ?? String(error);
+  if (error instanceof TwilioTransportError || !(error instanceof Error && "status" in error)) {
+    // No HTTP answer: only a connection never made certainly sent nothing.
+    const sent = !(error instanceof TwilioTransportError) || error.mayHaveReached;
+    const reason = error instanceof Error ? error.message : String(error);
     return new ProviderError(`Cannot send ${channel}: ${sent ? `${reason}; ${MAY_HAVE_SENT}` : reason}`, {
       temporary: !sent,
       maybeAccepted: sent,
-      providerCode: typeof code === "string" ? code : undefined,
     });
   }
+  const { status, code, message } = error as { status: number; code?: unknown; message?: string };
   const twilioCode = typeof code === "number" ? code : undefined;
   const temporary = status === 429 || status === 503;
   // Every other 4xx (21211 invalid number, 21614 not a mobile, 21610 unsubscribed…) is final.

@@ -183,6 +183,29 @@ Deno.test("twilio provider reports an unreachable server as temporary", async ()
 
   assert.ok(error instanceof ProviderError);
   assert.equal(error.temporary, true);
+  assert.equal(error.maybeAccepted, false);
+});
+
+Deno.test("twilio provider does not try again a request whose connection closed before Twilio answered", async () => {
+  const credentials = randomCredentials();
+  // Reads the request, then hangs up without an answer: the message may have been created.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const hangingUp = (async () => {
+    for await (const conn of listener) {
+      await conn.read(new Uint8Array(64 * 1024));
+      conn.close();
+    }
+  })();
+  const provider = createTwilioProvider({ ...credentials, baseUrl: `http://127.0.0.1:${listener.addr.port}` });
+
+  const error = await provider.send(randomSms()).catch((e) => e);
+
+  assert.ok(error instanceof ProviderError);
+  assert.equal(error.temporary, false, error.message);
+  assert.equal(error.maybeAccepted, true);
+  assert.match(error.message, /Twilio may have sent it, so it is not tried again/);
+  listener.close();
+  await hangingUp.catch(() => {});
 });
 
 /** A log window around now, as a message handed over just now would look itself up. */
