@@ -17,6 +17,7 @@ import type { Prepared } from "./prepare.ts";
 import { deliveryKey, type DeliveryResult } from "./deliver.ts";
 import { balancesChanged, refund } from "../shared/wallet.ts";
 import { nextTryDelay } from "../shared/backoff.ts";
+import { closeConversations } from "../shared/sending/conversations.ts";
 
 /** The quiet hours a batch of an execution obeys, read once per batch, with the instant its messages are due. */
 export interface QuietHold {
@@ -105,10 +106,12 @@ export async function settleEndedHolds(
         trigger_id: string;
         execution_id: string;
         recipient: string;
+        channel: string;
+        to_address: string | null;
         cost_micros: number;
       }[]
     >`
-      select id, team_id, trigger_id, execution_id, recipient, cost_micros from messages
+      select id, team_id, trigger_id, execution_id, recipient, channel, to_address, cost_micros from messages
       where execution_id = any(${executionIds}::uuid[]) and status = 'pending' and held_until is not null
         and held_until <= ${now} and handed_at is null
         ${batchNo === undefined ? tx`` : tx`and batch_no = ${batchNo}`}
@@ -121,6 +124,13 @@ export async function settleEndedHolds(
       from unnest(${ended.map((r) => r.id)}::text[], ${ended.map((r) => outcome(r)?.status ?? "filtered")}::text[],
         ${ended.map((r) => outcome(r)?.error ?? NO_LONGER_RECIPIENT)}::text[]) as v(id, status, error)
       where m.id = v.id`;
+    // A charged WhatsApp message opened its conversation when it was recorded: refunded, it closes it,
+    // or the number's next message of its category would ride free on a conversation nobody paid for.
+    await closeConversations(
+      tx,
+      ended.filter((r) => r.channel === "whatsapp" && r.to_address && Number(r.cost_micros) > 0)
+        .map((r) => ({ team_id: r.team_id, phone: r.to_address!, message_id: r.id })),
+    );
     const refunds = new Map<string, { micros: number; trigger: string }>();
     for (const r of ended) {
       const sum = refunds.get(r.team_id) ?? { micros: 0, trigger: r.trigger_id };
