@@ -10,6 +10,7 @@
  * failure is: should the process stop in between, the queue delivers the original job again, which
  * reads the held rows and enqueues it.
  */
+import type { Db } from "../shared/db.ts";
 import type { Deps } from "../shared/deps.ts";
 import { heldUntil, type QuietHours, recipientZone } from "../shared/quiet_hours.ts";
 import { teamSettings } from "../shared/team_settings.ts";
@@ -80,20 +81,41 @@ export function nextPass(
 export const NO_LONGER_RECIPIENT = "Not sent: no longer a recipient when its quiet hours ended";
 
 /**
- * Settles the messages of `executionIds` (optionally one batch) whose hold is over but which the
- * pass did not send: their contact unsubscribed or opted out meanwhile (the reason it was prepared
- * with), or is gone or left the send's audience (NO_LONGER_RECIPIENT). Each is filtered (or failed)
- * and refunded, so that none stays pending, charged, for good; `result.statuses` says so too. Only
- * a pass that resumed recorded messages (`DeliveryResult.resumed`) has any to look at.
+ * Which held messages a pass settles: those of `executionIds`, of one batch of them (`batchNo`), or
+ * of these (execution, recipient) pairs alone (`keys`: a workflow step's pass takes some contacts of
+ * its executions, the others being another job's), with any of them whose contact is gone.
+ */
+export interface HoldScope {
+  executionIds: string[];
+  batchNo?: number;
+  keys?: { execution_id: string; recipient: string }[];
+}
+
+/**
+ * The messages of these keys, and those whose contact is gone: its delivery key was anonymized
+ * (shared/contacts/queries.ts), no pass can send it, and whichever pass finds it settles it.
+ */
+function ofKeys(db: Db, keys: { execution_id: string; recipient: string }[]) {
+  return db`and ((execution_id, recipient) in (
+      select * from unnest(${keys.map((k) => k.execution_id)}::uuid[], ${keys.map((k) => k.recipient)}::text[]))
+    or (contact_id is not null and not exists (select 1 from contacts c where c.id = messages.contact_id)))`;
+}
+
+/**
+ * Settles the messages in `scope` whose hold is over but which the pass did not send: their contact
+ * unsubscribed or opted out meanwhile (the reason it was prepared with), or is gone or left the
+ * send's audience (NO_LONGER_RECIPIENT). Each is filtered (or failed) and refunded, so that none
+ * stays pending, charged, for good; `result.statuses` says so too. Only a pass that resumed recorded
+ * messages (`DeliveryResult.resumed`) has any to look at.
  */
 export async function settleEndedHolds(
   deps: Deps,
   prepared: Prepared[],
   result: DeliveryResult,
-  executionIds: string[],
-  batchNo?: number,
+  scope: HoldScope,
 ): Promise<void> {
   if (!result.resumed) return;
+  const { executionIds, batchNo, keys } = scope;
   const sendable = new Set(prepared.filter((p) => p.message && !p.outcome).map(deliveryKey));
   const outcomes = new Map(prepared.flatMap((p) => (p.outcome ? [[deliveryKey(p), p.outcome] as const] : [])));
   const now = new Date(deps.now());
@@ -115,6 +137,7 @@ export async function settleEndedHolds(
       where execution_id = any(${executionIds}::uuid[]) and status = 'pending' and held_until is not null
         and held_until <= ${now} and handed_at is null
         ${batchNo === undefined ? tx`` : tx`and batch_no = ${batchNo}`}
+        ${keys === undefined ? tx`` : ofKeys(tx, keys)}
       for update`;
     const ended = rows.filter((r) => !sendable.has(deliveryKey(r)));
     if (ended.length === 0) return [];
