@@ -88,7 +88,7 @@ async function deliverPage<J extends PageJob>(
     log("warn", "template variables missing", { trigger_id: spec.trigger_id, variables: [...ctx.missing] });
   }
   const result = await deliver(deps, prepared, { lastAttempt: job.attempt + 1 >= MAX_DELIVERY_ATTEMPTS });
-  await settleEndedHolds(deps, prepared, result, [job.execution_id], job.batch_no);
+  await settleEndedHolds(deps, prepared, result, { executionIds: [job.execution_id], batchNo: job.batch_no });
   // Temporary failures and quiet-hours holds keep the batch open until a later pass settles them.
   const next = nextPass(result, job.attempt, deps.now());
   if (next) {

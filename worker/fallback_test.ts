@@ -1,77 +1,11 @@
 import assert from "node:assert/strict";
 import twilio from "twilio";
-import type { Deps } from "../shared/deps.ts";
-import { hotStateDeps } from "../shared/deps.ts";
-import { PgBossQueue } from "../shared/engine/pg_boss_queue.ts";
-import { testQueueOptions } from "../shared/engine/pg_boss_testing.ts";
-import { postgresHotState } from "../shared/engine/postgres/hot_state.ts";
-import type { TwilioErrorBody } from "../harness/fakes/fake_servers.ts";
-import { dbTest, onKv, testDeps } from "../shared/testing.ts";
-import { twilioOnLoopback } from "./sms_testing.ts";
-import { type SendingFixture, sendingFixtureOn, upsertIdentity } from "./testing.ts";
+import { dbTest } from "../shared/testing.ts";
+import type { SendingFixture } from "./testing.ts";
 import { createWorkerContext } from "./context.ts";
 import { runJob } from "./queue.ts";
 import type { FallbackJob } from "./fallback_job.ts";
-
-const TWILIO_TOKEN = "twilio-auth-token-for-fallback-tests";
-
-/** WhatsApp refuses this kind of number for good (Twilio's 63016: outside the session window). */
-const REFUSED: TwilioErrorBody = { status: 400, code: 63016, message: "Failed to send freeform message" };
-
-/**
- * The service on an engine (and queue) of the test's own, its worker running, with SMS and WhatsApp
- * sent through Twilio's real SDK to a fake Twilio on loopback (`errors` by To), email and push to the
- * outbox; a team with sender numbers, templates under the key `order` on every channel, and money.
- */
-async function fallbackFixture(errors: Record<string, TwilioErrorBody> = {}) {
-  const base = await testDeps({ TWILIO_AUTH_TOKEN: TWILIO_TOKEN });
-  const fake = twilioOnLoopback({ errors });
-  const engine = await ownEngine(base);
-  const deps: Deps = {
-    ...engine.deps,
-    providers: {
-      outbox: base.providers.outbox,
-      get: (channel, { sandbox }) =>
-        !sandbox && (channel === "sms" || channel === "whatsapp") ? fake.provider : base.providers.outbox,
-    },
-  };
-  const f = await sendingFixtureOn(deps);
-  for (const channel of ["sms", "whatsapp"] as const) {
-    await upsertIdentity(deps.sql, f.team.id, channel, "main", { from: "+15005550006", is_default: true });
-  }
-  await f.template("whatsapp", "order", { body: "Order {{n}} shipped", category: "UTILITY" });
-  await f.template("sms", "order", { body: "SMS: order {{n}} shipped" });
-  await f.template("email", "order", { subject: "Order {{n}}", html: "<p>Order {{n}} shipped</p>" });
-  await f.fund(1);
-  return {
-    f,
-    fake,
-    /** Twilio requests to `to` ("whatsapp:+…" for WhatsApp). */
-    requestsTo: fake.requestsTo,
-    async close() {
-      await fake.server.close();
-      await engine.close();
-    },
-  };
-}
-
-/** The configured engine's hot state and a queue of the test's own, so that its worker has these deps. */
-async function ownEngine(base: Deps): Promise<{ deps: Deps; close(): Promise<void> }> {
-  if (base.config.ENGINE === "postgres") {
-    const hot = postgresHotState(base.sql);
-    const schema = `pgboss_fb_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
-    const queue = await PgBossQueue.start<{ type: string }>(base.sql, testQueueOptions(schema, "jobs"));
-    return {
-      deps: { ...base, ...hotStateDeps(hot), queue },
-      async close() {
-        await queue.stop();
-        await hot.close();
-      },
-    };
-  }
-  const kv = await Deno.openKv(":memory:");
-  return { deps: onKv(base, kv), close: () => Promise.resolve(kv.close()) };
-}
+import { executions, fallbackFixture, messages, REFUSED, TWILIO_TOKEN } from "./fallback_testing.ts";
 
 /** POST /whatsapp/send of the template `order` (UTILITY) to the contacts with `tags`. */
 function whatsappToTag(f: SendingFixture, tags: string[], fields: Record<string, unknown>): Promise<Response> {
@@ -82,38 +16,6 @@ function whatsappToTag(f: SendingFixture, tags: string[], fields: Record<string,
     conversation_category: "UTILITY",
     ...fields,
   });
-}
-
-/** The trigger's executions as GET /triggers/{id}/direct lists them: channel, status and counts. */
-async function executions(f: SendingFixture, triggerId: string) {
-  const body = await (await f.get(`/api/v1/triggers/${triggerId}/direct`)).json();
-  return body.executions.map((
-    e: {
-      channel: string;
-      execution: {
-        status: string;
-        total_contacts: number;
-        sent_count: number;
-        failed_count: number;
-        filtered_count: number;
-      };
-    },
-  ) => [
-    e.channel,
-    e.execution.status,
-    e.execution.total_contacts,
-    e.execution.sent_count,
-    e.execution.failed_count,
-    e.execution.filtered_count,
-  ]);
-}
-
-/** The trigger's messages: channel, contact, status, cost (micro-dollars), by channel then address. */
-async function messages(f: SendingFixture, triggerId: string) {
-  const rows = await f.deps.sql<{ channel: string; to_address: string | null; status: string; cost: number }[]>`
-    select channel, to_address, status, cost_micros::int as cost from messages where trigger_id = ${triggerId}
-    order by channel, to_address`;
-  return rows.map((r) => [r.channel, r.to_address, r.status, r.cost]);
 }
 
 dbTest(

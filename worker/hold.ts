@@ -10,6 +10,7 @@
  * failure is: should the process stop in between, the queue delivers the original job again, which
  * reads the held rows and enqueues it.
  */
+import type { Db } from "../shared/db.ts";
 import type { Deps } from "../shared/deps.ts";
 import { heldUntil, type QuietHours, recipientZone } from "../shared/quiet_hours.ts";
 import { teamSettings } from "../shared/team_settings.ts";
@@ -17,6 +18,7 @@ import type { Prepared } from "./prepare.ts";
 import { deliveryKey, type DeliveryResult } from "./deliver.ts";
 import { balancesChanged, refund } from "../shared/wallet.ts";
 import { nextTryDelay } from "../shared/backoff.ts";
+import { closeConversations } from "../shared/sending/conversations.ts";
 
 /** The quiet hours a batch of an execution obeys, read once per batch, with the instant its messages are due. */
 export interface QuietHold {
@@ -79,20 +81,41 @@ export function nextPass(
 export const NO_LONGER_RECIPIENT = "Not sent: no longer a recipient when its quiet hours ended";
 
 /**
- * Settles the messages of `executionIds` (optionally one batch) whose hold is over but which the
- * pass did not send: their contact unsubscribed or opted out meanwhile (the reason it was prepared
- * with), or is gone or left the send's audience (NO_LONGER_RECIPIENT). Each is filtered (or failed)
- * and refunded, so that none stays pending, charged, for good; `result.statuses` says so too. Only
- * a pass that resumed recorded messages (`DeliveryResult.resumed`) has any to look at.
+ * Which held messages a pass settles: those of `executionIds`, of one batch of them (`batchNo`), or
+ * of these (execution, recipient) pairs alone (`keys`: a workflow step's pass takes some contacts of
+ * its executions, the others being another job's), with any of them whose contact is gone.
+ */
+export interface HoldScope {
+  executionIds: string[];
+  batchNo?: number;
+  keys?: { execution_id: string; recipient: string }[];
+}
+
+/**
+ * The messages of these keys, and those whose contact is gone: its delivery key was anonymized
+ * (shared/contacts/queries.ts), no pass can send it, and whichever pass finds it settles it.
+ */
+function ofKeys(db: Db, keys: { execution_id: string; recipient: string }[]) {
+  return db`and ((execution_id, recipient) in (
+      select * from unnest(${keys.map((k) => k.execution_id)}::uuid[], ${keys.map((k) => k.recipient)}::text[]))
+    or (contact_id is not null and not exists (select 1 from contacts c where c.id = messages.contact_id)))`;
+}
+
+/**
+ * Settles the messages in `scope` whose hold is over but which the pass did not send: their contact
+ * unsubscribed or opted out meanwhile (the reason it was prepared with), or is gone or left the
+ * send's audience (NO_LONGER_RECIPIENT). Each is filtered (or failed) and refunded, so that none
+ * stays pending, charged, for good; `result.statuses` says so too. Only a pass that resumed recorded
+ * messages (`DeliveryResult.resumed`) has any to look at.
  */
 export async function settleEndedHolds(
   deps: Deps,
   prepared: Prepared[],
   result: DeliveryResult,
-  executionIds: string[],
-  batchNo?: number,
+  scope: HoldScope,
 ): Promise<void> {
   if (!result.resumed) return;
+  const { executionIds, batchNo, keys } = scope;
   const sendable = new Set(prepared.filter((p) => p.message && !p.outcome).map(deliveryKey));
   const outcomes = new Map(prepared.flatMap((p) => (p.outcome ? [[deliveryKey(p), p.outcome] as const] : [])));
   const now = new Date(deps.now());
@@ -105,13 +128,16 @@ export async function settleEndedHolds(
         trigger_id: string;
         execution_id: string;
         recipient: string;
+        channel: string;
+        to_address: string | null;
         cost_micros: number;
       }[]
     >`
-      select id, team_id, trigger_id, execution_id, recipient, cost_micros from messages
+      select id, team_id, trigger_id, execution_id, recipient, channel, to_address, cost_micros from messages
       where execution_id = any(${executionIds}::uuid[]) and status = 'pending' and held_until is not null
         and held_until <= ${now} and handed_at is null
         ${batchNo === undefined ? tx`` : tx`and batch_no = ${batchNo}`}
+        ${keys === undefined ? tx`` : ofKeys(tx, keys)}
       for update`;
     const ended = rows.filter((r) => !sendable.has(deliveryKey(r)));
     if (ended.length === 0) return [];
@@ -121,6 +147,13 @@ export async function settleEndedHolds(
       from unnest(${ended.map((r) => r.id)}::text[], ${ended.map((r) => outcome(r)?.status ?? "filtered")}::text[],
         ${ended.map((r) => outcome(r)?.error ?? NO_LONGER_RECIPIENT)}::text[]) as v(id, status, error)
       where m.id = v.id`;
+    // A charged WhatsApp message opened its conversation when it was recorded: refunded, it closes it,
+    // or the number's next message of its category would ride free on a conversation nobody paid for.
+    await closeConversations(
+      tx,
+      ended.filter((r) => r.channel === "whatsapp" && r.to_address && Number(r.cost_micros) > 0)
+        .map((r) => ({ team_id: r.team_id, phone: r.to_address!, message_id: r.id })),
+    );
     const refunds = new Map<string, { micros: number; trigger: string }>();
     for (const r of ended) {
       const sum = refunds.get(r.team_id) ?? { micros: 0, trigger: r.trigger_id };

@@ -1,103 +1,15 @@
 import assert from "node:assert/strict";
-import type { Deps } from "../shared/deps.ts";
-import { PgBossQueue } from "../shared/engine/pg_boss_queue.ts";
-import type { EnqueueOptions } from "../shared/engine/queue.ts";
-import { testQueueOptions } from "../shared/engine/pg_boss_testing.ts";
-import { dbTest, jsonRequest, onKv } from "../shared/testing.ts";
+import { dbTest } from "../shared/testing.ts";
+import { HOUR, quietAroundNow, TimeTravel, until } from "./hold_testing.ts";
 import { nextPass, NO_LONGER_RECIPIENT } from "./hold.ts";
 import { nextTryDelay } from "../shared/backoff.ts";
 import { type SendingFixture, sendingFixture } from "./testing.ts";
-
-/**
- * A clock the test moves, over a queue of the test's own (on the suite's engine) whose delayed jobs
- * wait in the test until the clock passes their time; then they go to the queue, to run at once.
- * Held messages come back hours later: the test travels there instead of waiting.
- */
-class TimeTravel {
-  #offset = 0;
-  #waiting: { job: { type: string }; options: EnqueueOptions; due: number }[] = [];
-  #queue?: Deps["queue"];
-  #close: () => Promise<void> | void = () => {};
-
-  readonly now = () => Date.now() + this.#offset;
-
-  /** `base` on this clock, with its own queue (its worker reads this clock). */
-  async around(base: Deps): Promise<Deps> {
-    let deps: Deps;
-    if (base.config.ENGINE === "postgres") {
-      const schema = `pgboss_quiet_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
-      const queue = await PgBossQueue.start<{ type: string }>(base.sql, testQueueOptions(schema, "jobs"));
-      deps = { ...base, queue };
-      this.#close = () => queue.stop();
-    } else {
-      const kv = await Deno.openKv(":memory:");
-      deps = onKv(base, kv);
-      this.#close = () => kv.close();
-    }
-    const queue = deps.queue;
-    this.#queue = queue;
-    return {
-      ...deps,
-      now: this.now,
-      queue: {
-        enqueue: (job, options = {}, unit) => {
-          if (!options.delayMs) return queue.enqueue(job, options, unit);
-          this.#waiting.push({ job, options, due: this.now() + options.delayMs });
-          return Promise.resolve();
-        },
-        listen: (handler) => queue.listen(handler),
-        stop: () => queue.stop(),
-      },
-    };
-  }
-
-  /** The jobs waiting for the clock. */
-  get waiting(): number {
-    return this.#waiting.length;
-  }
-
-  /**
-   * Moves the clock `ms` on and enqueues the delayed jobs now due (a job delayed until an instant
-   * is due a moment after it: its delay was counted from a clock read before the enqueue).
-   */
-  async travel(ms: number): Promise<void> {
-    this.#offset += ms;
-    const due = this.#waiting.filter((w) => w.due <= this.now());
-    this.#waiting = this.#waiting.filter((w) => w.due > this.now());
-    for (const w of due) await this.#queue!.enqueue(w.job, { ...w.options, delayMs: 0 });
-  }
-
-  async close(): Promise<void> {
-    await this.#close();
-  }
-}
-
-/** `at` on the wall clock of `zone`, "HH:MM". */
-function localTime(at: number, zone: string): string {
-  return new Intl.DateTimeFormat("en-GB", { timeZone: zone, hour: "2-digit", minute: "2-digit", hourCycle: "h23" })
-    .format(at);
-}
-
-const HOUR = 3_600_000;
-
-/**
- * Quiet hours from an hour ago to an hour from now on Tokyo's clock (New York's clock is 13 or 14
- * hours behind: outside them), for team zone `timezone`; answers when they end.
- */
-async function quietAroundNow(f: SendingFixture, clock: TimeTravel, timezone: string): Promise<number> {
-  const end = Math.floor((clock.now() + HOUR) / 60_000) * 60_000;
-  const quiet_hours = {
-    start: localTime(clock.now() - HOUR, "Asia/Tokyo"),
-    end: localTime(end, "Asia/Tokyo"),
-    timezone,
-  };
-  const res = await f.app.request(
-    `/admin/v1/teams/${f.team.id}/settings`,
-    jsonRequest("PATCH", { quiet_hours }, { Authorization: `Bearer ${f.deps.config.ADMIN_TOKEN}` }),
-  );
-  assert.equal(res.status, 200, await res.text());
-  return end;
-}
+import { channelAccountsKey, putChannelAccounts } from "../shared/channel_accounts.ts";
+import { toUsd } from "../shared/money.ts";
+import { whatsappPrice } from "../shared/sending/pricing.ts";
+import { randomHex, startFakeTwilio } from "../harness/fakes/fake_servers.ts";
+import type { OutboundMessage, Provider } from "../shared/providers/types.ts";
+import { withProvider } from "./sms_testing.ts";
 
 /** The messages of a trigger's (only) execution as the jobs view shows them, by recipient. */
 async function jobsOf(f: SendingFixture, triggerId: string) {
@@ -112,27 +24,22 @@ async function jobsOf(f: SendingFixture, triggerId: string) {
   return new Map<string, any>(body.jobs?.map((j: { recipient: string }) => [j.recipient, j]) ?? []);
 }
 
-/** Polls `read` until `done` holds of its answer (the worker runs beside the test). */
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
-  const deadline = Date.now() + 60_000;
-  let last = await read();
-  while (!done(last)) {
-    if (Date.now() > deadline) throw new Error(`${what}: ${JSON.stringify(last)}`);
-    await new Promise((r) => setTimeout(r, 25));
-    last = await read();
-  }
-  return last;
-}
-
 async function triggerStatus(f: SendingFixture, triggerId: string): Promise<string> {
   return (await (await f.get(`/api/v1/triggers/${triggerId}`)).json()).status;
 }
 
-/** A test with a funded team whose worker runs on a clock of the test's own. */
-function quietTest(name: string, fn: (f: SendingFixture, clock: TimeTravel) => Promise<void>): void {
+/**
+ * A test with a funded team whose worker runs on a clock of the test's own (and sends through
+ * `provider` instead of the outbox, when given).
+ */
+function quietTest(
+  name: string,
+  fn: (f: SendingFixture, clock: TimeTravel) => Promise<void>,
+  provider?: Provider,
+): void {
   dbTest(name, async () => {
     const clock = new TimeTravel();
-    const f = await sendingFixture("pro", {}, (deps) => clock.around(deps));
+    const f = await sendingFixture("pro", {}, (deps) => clock.around(provider ? withProvider(deps, provider) : deps));
     try {
       await f.fund(1);
       await fn(f, clock);
@@ -272,3 +179,106 @@ Deno.test("a pass comes back at its earliest hold, counted as a try only when a 
   assert.ok(retry.delayMs < HOUR && retry.delayMs >= nextTryDelay(0, undefined, () => 0));
   assert.deepEqual(nextPass({ pending: 1, heldUntil: now + 10 }, 3, now), { attempt: 3, delayMs: 10 });
 });
+
+/** The one message of a trigger, as recorded. */
+async function messageOf(f: SendingFixture, triggerId: string) {
+  const [row] = await f.deps.sql<
+    { id: string; status: string; cost_micros: number; provider: string | null; handed_account: string | null }[]
+  >`select id, status, cost_micros::int, provider, handed_account from messages where trigger_id = ${triggerId}`;
+  return row;
+}
+
+/** POST /whatsapp/send of MARKETING template `promo`; the trigger id. */
+async function sendMarketing(f: SendingFixture, body: Record<string, unknown>): Promise<string> {
+  const sent = await f.send("/api/v1/whatsapp/send", {
+    template_key: "promo",
+    conversation_category: "MARKETING",
+    ...body,
+  });
+  assert.equal(sent.status, 201, JSON.stringify(sent.body));
+  return sent.body.trigger_id;
+}
+
+const WHATSAPP_OPT_IN = { whatsapp: { promotional: true } };
+
+quietTest(
+  "a held WhatsApp MARKETING message refunded when its contact unsubscribed closes its conversation",
+  async (f, clock) => {
+    const funded = await f.balance();
+    const price = whatsappPrice(f.deps.config, "MARKETING");
+    await f.template("whatsapp", "promo", { body: "Sale", category: "MARKETING" });
+    await quietAroundNow(f, clock, "Asia/Tokyo");
+    const aki = await f.contact({ tags: ["vip"], phone: "+819012345678", preferences: WHATSAPP_OPT_IN });
+    const heldId = await sendMarketing(f, { recipient_type: "tag", tag: ["vip"] });
+    await heldJobWaits(clock);
+    // Recorded while held: charged as the opener of the number's MARKETING conversation.
+    const held = await messageOf(f, heldId);
+    assert.deepEqual([held.status, held.cost_micros], ["pending", price]);
+    const [opened] = await f.deps.sql`select opened_by_message_id from whatsapp_conversations
+      where team_id = ${f.team.id}`;
+    assert.equal(opened.opened_by_message_id, held.id);
+
+    await f.deps.sql`update contacts set is_unsubscribed = true where id = ${aki.id}`;
+    await clock.travel(2 * HOUR);
+    const trigger = await f.waitForTrigger(heldId);
+    assert.deepEqual(trigger.summary, { total_contacts: 1, sent: 0, failed: 0, filtered: 1 });
+    assert.equal(await f.balance(), funded, "refunded");
+
+    // The quiet hours are over: the next MARKETING message to the number goes now, opens a
+    // conversation of its own and is charged for it.
+    const nextId = await sendMarketing(f, { recipient_type: "direct_whatsapp", direct_whatsapp: "+819012345678" });
+    const next = await f.waitForTrigger(nextId);
+    assert.deepEqual(next.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
+    const sent = await messageOf(f, nextId);
+    assert.equal(sent.cost_micros, price);
+    assert.equal(await f.balance(), funded - toUsd(price));
+    const [reopened] = await f.deps.sql`select opened_by_message_id from whatsapp_conversations
+      where team_id = ${f.team.id}`;
+    assert.equal(reopened.opened_by_message_id, sent.id);
+  },
+);
+
+/** The service's default provider in a test where it must not be used: it records what it is given. */
+const defaultProvider = {
+  name: "default",
+  resendable: true,
+  sent: [] as OutboundMessage[],
+  send(m: OutboundMessage) {
+    defaultProvider.sent.push(m);
+    return Promise.resolve({ providerMessageId: `default_${m.id}` });
+  },
+};
+
+quietTest("a held WhatsApp message is sent at its hold's end through the team's channel account", async (f, clock) => {
+  const credentials = { accountSid: `AC${randomHex(16)}`, authToken: randomHex(16) };
+  await using twilio = startFakeTwilio(credentials);
+  const key = await channelAccountsKey(f.deps.config.CHANNEL_ACCOUNTS_KEY);
+  const { accounts: [account] } = await putChannelAccounts(
+    f.deps.sql,
+    key,
+    { teamId: f.team.id, channel: "whatsapp", failoverOnTimeout: false },
+    [{
+      provider: "twilio",
+      credentials: { account_sid: credentials.accountSid, auth_token: credentials.authToken, from: "+15005550006" },
+      base_url: twilio.url,
+    }],
+  );
+  await f.template("whatsapp", "promo", { body: "Sale", category: "MARKETING" });
+  const end = await quietAroundNow(f, clock, "Asia/Tokyo");
+  await f.contact({ tags: ["vip"], phone: "+819012345678", preferences: WHATSAPP_OPT_IN });
+  const triggerId = await sendMarketing(f, { recipient_type: "tag", tag: ["vip"] });
+  await heldJobWaits(clock);
+  assert.equal((await messageOf(f, triggerId)).status, "pending");
+  assert.equal(twilio.messages.length, 0, "nothing handed over during the quiet hours");
+
+  await clock.travel(end - clock.now() + 1_000);
+  const trigger = await f.waitForTrigger(triggerId);
+  assert.deepEqual(trigger.summary, { total_contacts: 1, sent: 1, failed: 0, filtered: 0 });
+  assert.deepEqual(
+    twilio.messages.map((m) => [m.to, m.from, m.body]),
+    [["whatsapp:+819012345678", "whatsapp:+15005550006", "Sale"]],
+  );
+  const sent = await messageOf(f, triggerId);
+  assert.deepEqual([sent.status, sent.provider, sent.handed_account], ["sent", "twilio", account.id]);
+  assert.equal(defaultProvider.sent.length, 0, "not through the service's default provider");
+}, defaultProvider);

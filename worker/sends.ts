@@ -122,7 +122,7 @@ async function deliverSingles(w: WorkerContext, specs: SendSpec[], attempt: numb
     });
   }
   const result = await deliver(deps, prepared, { lastAttempt: attempt + 1 >= MAX_DELIVERY_ATTEMPTS });
-  await settleEndedHolds(deps, prepared, result, specs.flatMap((s) => s.executions.map((e) => e.id)));
+  await settleEndedHolds(deps, prepared, result, { executionIds: specs.flatMap((s) => s.executions.map((e) => e.id)) });
 
   const unfinished = new Set<string>();
   for (const p of prepared) {

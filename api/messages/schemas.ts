@@ -101,6 +101,14 @@ export const TriggerBody = z.object({
   message_category: z.enum(["transactional", "promotional"]).optional(),
   campaign_name: z.string().optional(),
   ...ScheduleFields,
+  fallback_channels: FallbackFields.fallback_channels.openapi({
+    description: "Channels tried in order for a contact the first of `channels` cannot reach (no address), or " +
+      "whose message on it fails; each sends the same `template_key` and is charged as that channel. The other " +
+      "channels of the trigger send as usual and have no fallback; none of them may be a fallback channel. A " +
+      "contact whose preference is off is never fallen back around.",
+    example: ["sms"],
+  }),
+  fallback_after_minutes: FallbackFields.fallback_after_minutes,
 }).openapi("TriggerRequest");
 
 /** The multi-channel trigger's answer (200). */

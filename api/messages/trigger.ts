@@ -27,6 +27,7 @@ import { errors, TriggerAccepted, TriggerBody } from "./schemas.ts";
 import { jsonBody, jsonResponse } from "../../shared/http/schemas.ts";
 import { SEND_HEADERS, tag } from "../../shared/http/openapi.ts";
 import { TRIGGER_EXAMPLES } from "../sending/examples.ts";
+import { fallbackContents, withFallbacks } from "../sending/fallback.ts";
 
 const CHANNELS: readonly Channel[] = ["email", "sms", "whatsapp", "push"];
 
@@ -64,7 +65,8 @@ export function addTriggerRoute(app: OpenAPIHono<AppEnv>, deps: Deps): void {
       description:
         "One `template_key` for every channel in `channels` (each channel uses its own template under the key), to " +
         "a contact, the contacts with `tags`, a segment or everyone. Each channel becomes an execution of the one " +
-        "trigger. Answers 200 with `channels_triggered`.",
+        "trigger. `fallback_channels` back up the first of `channels` (a channel of the trigger cannot be one). " +
+        "Answers 200 with `channels_triggered`.",
       parameters: SEND_HEADERS,
       request: { body: jsonBody(TriggerBody, TRIGGER_EXAMPLES) },
       responses: { 200: jsonResponse(TriggerAccepted, "Queued or scheduled"), ...errors(400, 403, 404, 409, 422, 429) },
@@ -155,6 +157,7 @@ export function addTriggerRoute(app: OpenAPIHono<AppEnv>, deps: Deps): void {
               : { channel: "push", template: key, category };
         }
       });
+      const fallbacks = await fallbackContents(service, team, body, { recipient, contents });
       const variables = variablesOf(body.variables);
       if (!c.get("apiKey").test) {
         const info = contact ? contactInfo(contact) : {};
@@ -168,17 +171,21 @@ export function addTriggerRoute(app: OpenAPIHono<AppEnv>, deps: Deps): void {
         await ensureAffordable(service, team.id, total);
       }
 
-      const spec = newSendSpec({
-        team_id: team.id,
-        sandbox: c.get("apiKey").test,
-        trigger_type: "multi_channel",
+      const spec = withFallbacks(
+        newSendSpec({
+          team_id: team.id,
+          sandbox: c.get("apiKey").test,
+          trigger_type: "multi_channel",
+          body,
+          recipient,
+          contents,
+          variables,
+          now,
+          at,
+        }),
+        fallbacks,
         body,
-        recipient,
-        contents,
-        variables,
-        now,
-        at,
-      });
+      );
       const warnings = await sendWarnings(service, spec);
       await service.acceptor.accept(spec, now);
       const scheduled = spec.scheduled_for !== null;

@@ -217,3 +217,56 @@ dbTest("POST /messages/trigger checks the wallet for the contact's paid channels
   assert.equal(res.status, 400);
   assert.equal((await res.json()).message, "Insufficient wallet balance. Required: 0.0115, Available: 0");
 });
+
+dbTest(
+  "POST /messages/trigger refuses fallback_channels it cannot honour, as the single-channel sends do",
+  async () => {
+    const f = await sendingFixture();
+    await f.fund(1);
+    await withTemplates(f);
+    await f.template("email", "mail-only", { subject: "S", html: "H" });
+    await f.template("push", "mail-only", { title: "T", body: "B" });
+    await f.contact({ external_id: "known", custom_fields: { phone: "+14155550123" } });
+    const send = triggerForContact(f, "known", "alert");
+    const cases: [Record<string, unknown>, string][] = [
+      [
+        { channels: ["whatsapp", "email"], fallback_channels: ["email"] },
+        "fallback_channels cannot name the send's own channel (email)",
+      ],
+      [
+        { channels: ["whatsapp"], fallback_channels: ["fax"] },
+        "Valid fallback channels are: email, sms, whatsapp, push",
+      ],
+      [{ channels: ["whatsapp"], fallback_channels: ["sms", "sms"] }, "fallback_channels names sms twice"],
+      [
+        { channels: ["email", "push"], template_key: "mail-only", fallback_channels: ["sms"] },
+        "Template 'mail-only' not found for fallback channel sms",
+      ],
+      [{ channels: ["whatsapp"], fallback_after_minutes: 5 }, "fallback_after_minutes needs fallback_channels"],
+      // The fallback backs up the first channel: WhatsApp second has none, so nothing waits for its report.
+      [
+        { channels: ["email", "whatsapp"], fallback_channels: ["sms"], fallback_after_minutes: 5 },
+        "fallback_after_minutes needs a WhatsApp message followed by a fallback channel",
+      ],
+    ];
+    for (const [body, message] of cases) {
+      const res = await send(body);
+      assert.equal(res.status, 400, JSON.stringify(body));
+      assert.equal(res.body.message, message);
+      assert.match(res.body.details.field, /^fallback_/);
+    }
+    const accepted = await send({
+      channels: ["whatsapp", "email"],
+      fallback_channels: ["sms", "push"],
+      fallback_after_minutes: 5,
+    });
+    assert.equal(accepted.status, 200, JSON.stringify(accepted.body));
+    assert.deepEqual(accepted.body.channels_triggered, ["whatsapp", "email"]);
+    assert.deepEqual(accepted.body.executions.map((e: { channel: string }) => e.channel), [
+      "whatsapp",
+      "email",
+      "sms",
+      "push",
+    ]);
+  },
+);

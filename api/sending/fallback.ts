@@ -39,16 +39,17 @@ function invalid(field: keyof FallbackRequest, message: string, code = "invalid_
 
 /**
  * The contents of a send's fallback channels, in order: the same template key on each, under the
- * first channel's category; empty when the body names none. 400 for a direct recipient, a channel
- * that is not one, the send's own channel, a repeat, a channel without that template (approved,
- * for SMS and WhatsApp), a send without a template, and a `fallback_after_minutes` out of range or
- * with no WhatsApp message followed by a fallback.
+ * category of the send's first content, which they back up; empty when the body names none. 400 for
+ * a direct recipient, a channel that is not one, one of the send's own channels (a multi-channel
+ * trigger has several: a contact would get that channel twice), a repeat, a channel without that
+ * template (approved, for SMS and WhatsApp), a send without a template, and a
+ * `fallback_after_minutes` out of range or with no WhatsApp message followed by a fallback.
  */
 export async function fallbackContents(
   service: SendingService,
   team: Team,
   body: FallbackRequest,
-  send: { recipient: Recipient; content: Content },
+  send: { recipient: Recipient; contents: Content[] },
 ): Promise<Content[]> {
   const channels = body.fallback_channels ?? [];
   if (channels.length === 0) {
@@ -63,28 +64,29 @@ export async function fallbackContents(
       "fallback_channels needs a send to contacts (recipient_type contact, tag, segment or all)",
     );
   }
-  const own = send.content.channel;
-  const seen = new Set<string>([own]);
+  const first = send.contents[0];
+  const own = new Set<string>(send.contents.map((c) => c.channel));
+  const seen = new Set<string>();
   for (const channel of channels) {
     if (!CHANNELS.includes(channel as Channel)) {
       throw invalid("fallback_channels", "Valid fallback channels are: email, sms, whatsapp, push");
     }
-    if (channel === own) {
-      throw invalid("fallback_channels", `fallback_channels cannot name the send's own channel (${own})`);
+    if (own.has(channel)) {
+      throw invalid("fallback_channels", `fallback_channels cannot name the send's own channel (${channel})`);
     }
     if (seen.has(channel)) throw invalid("fallback_channels", `fallback_channels names ${channel} twice`);
     seen.add(channel);
   }
-  const key = templateKeyOf(send.content);
+  const key = templateKeyOf(first);
   if (key === undefined) {
     throw invalid(
       "fallback_channels",
       "fallback_channels needs a template_key: each fallback channel sends that template",
     );
   }
-  const category = send.content.channel === "whatsapp"
-    ? send.content.conversation_category === "MARKETING" ? "promotional" : "transactional"
-    : send.content.category;
+  const category = first.channel === "whatsapp"
+    ? first.conversation_category === "MARKETING" ? "promotional" : "transactional"
+    : first.category;
   const contents: Content[] = [];
   for (const channel of channels as Channel[]) {
     const template = await service.lookups.template(team.id, channel, key);
@@ -112,7 +114,7 @@ export async function fallbackContents(
         `fallback_after_minutes must be more than 0 and at most ${MAX_FALLBACK_AFTER_MINUTES}`,
       );
     }
-    const chain = [own, ...channels];
+    const chain = [first.channel, ...channels];
     if (!chain.slice(0, -1).includes("whatsapp")) {
       throw invalid(
         "fallback_after_minutes",
@@ -147,16 +149,19 @@ function fallbackContent(
 }
 
 /**
- * `spec` with its fallback executions chained: each execution after the first names the one before
- * it (`fallback_for`), and the wait for a WhatsApp delivery report is kept with the send.
+ * `spec` with its fallback executions chained after its first execution (a multi-channel trigger's
+ * others have none): each names the one before it (`fallback_for`), and the wait for a WhatsApp
+ * delivery report is kept with the send.
  */
 export function withFallbacks(spec: SendSpec, fallbacks: Content[], body: FallbackRequest): SendSpec {
   if (fallbacks.length === 0) return spec;
   const executions = [...spec.executions];
+  let before = executions[0].id;
   for (const content of fallbacks) {
     // Ids of the trigger's time, as newSendSpec gives them: found in the trigger's pending page.
     const id = newUuidV7(uuidV7Time(spec.trigger_id));
-    executions.push({ id, content, fallback_for: executions[executions.length - 1].id });
+    executions.push({ id, content, fallback_for: before });
+    before = id;
   }
   const after = body.fallback_after_minutes;
   return { ...spec, executions, ...(after === undefined ? {} : { fallback_after_minutes: after }) };

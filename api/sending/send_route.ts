@@ -122,7 +122,7 @@ async function acceptSend<B extends SendFields>(
   route.check?.(body);
   const at = scheduledFor(body, now);
   const send = await route.plan(body, team, service);
-  const fallbacks = await fallbackContents(service, team, body, send);
+  const fallbacks = await fallbackContents(service, team, body, { ...send, contents: [send.content] });
   const spec = withFallbacks(
     newSendSpec({
       team_id: team.id,

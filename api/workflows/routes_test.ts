@@ -86,6 +86,16 @@ dbTest("POST /workflows answers 400 with one line per problem for an invalid bod
       },
       "steps must have unique step_order values",
     ],
+    [
+      {
+        steps: [{
+          step_order: 1,
+          channel_type: "email",
+          configuration: { template_id: "welcome", fallback_channels: ["sms"] },
+        }],
+      },
+      "Workflow steps take no fallback_channels yet",
+    ],
     [{ conditions: { cooldown: 5 } }, "conditions has unknown properties: cooldown"],
     [{ conditions: { tags: ["x".repeat(256)] } }, "conditions.tags.0 must be at most 255 characters"],
   ];

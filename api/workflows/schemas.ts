@@ -18,6 +18,13 @@ const Configuration = z.looseObject({
   delay_minutes: z.number().min(0).max(MAX_DELAY_MINUTES).default(0),
   variables: Variables.optional(),
   conversation_category: z.enum(["MARKETING", "UTILITY", "AUTHENTICATION"]).optional(),
+}).superRefine((config, ctx) => {
+  // Sends take these; a step does not yet: refused, rather than kept and silently ignored.
+  for (const field of ["fallback_channels", "fallback_after_minutes"]) {
+    if (config[field] !== undefined) {
+      ctx.addIssue({ code: "custom", path: [field], message: `Workflow steps take no ${field} yet` });
+    }
+  }
 });
 
 /** Accepts `template_key` for `template_id` (clients name templates by key elsewhere). */

@@ -64,20 +64,28 @@ export async function openConversations(
 }
 
 /**
- * Closes the conversations these messages opened: the opening message was refunded (the provider
- * refused it) or could not be paid, and a conversation stands only on a charge. The next message of
- * the category to the number opens a new one. A conversation another message has opened since is
- * left alone. Callers take these locks before the wallet's, as openConversations does.
+ * A message that may have opened a conversation, as closeConversations finds it: its category may be
+ * unknown (the messages table does not hold it); its id alone names the conversation it opened.
  */
-export async function closeConversations(tx: Db, openers: ConversationMessage[]): Promise<void> {
+export type ConversationOpener = Omit<ConversationMessage, "category"> & { category?: ConversationCategory };
+
+/**
+ * Closes the conversations these messages opened: the opening message was refunded (the provider
+ * refused it, or it was held and not sent) or could not be paid, and a conversation stands only on a
+ * charge. The next message of the category to the number opens a new one. A conversation another
+ * message has opened since is left alone. Rows are taken in key order, as openConversations takes
+ * them; callers take these locks before the wallet's, as openConversations does.
+ */
+export async function closeConversations(tx: Db, openers: ConversationOpener[]): Promise<void> {
   if (openers.length === 0) return;
-  const sorted = openers.toSorted((a, b) => conversationKey(a) < conversationKey(b) ? -1 : 1);
+  const key = (m: ConversationOpener) => conversationKey({ ...m, category: m.category ?? "" });
+  const sorted = openers.toSorted((a, b) => key(a) < key(b) ? -1 : 1);
   await tx`
     delete from whatsapp_conversations w
     using unnest(${sorted.map((m) => m.team_id)}::uuid[], ${sorted.map((m) => m.phone)}::text[],
-      ${sorted.map((m) => m.category)}::text[], ${sorted.map((m) => m.message_id)}::text[])
+      ${sorted.map((m) => m.category ?? null)}::text[], ${sorted.map((m) => m.message_id)}::text[])
       as c(team_id, phone, category, message_id)
-    where w.team_id = c.team_id and w.phone = c.phone and w.category = c.category
+    where w.team_id = c.team_id and w.phone = c.phone and (c.category is null or w.category = c.category)
       and w.opened_by_message_id = c.message_id`;
 }
 

@@ -97,3 +97,14 @@ dbTest("closeConversations() closes only a conversation its message opened", asy
   assert.equal(openers.get(next.message_id), next.message_id, "the refused opener's conversation is gone");
   assert.equal(openers.get(again.message_id), kept.message_id, "a message that did not open it closes nothing");
 });
+
+dbTest("closeConversations() finds the conversation a message opened without its category", async () => {
+  const deps = await testDeps();
+  const { team } = await testTeam(deps);
+  const held = message(team.id, "+447700900241", "MARKETING");
+  const other = message(team.id, "+447700900241", "UTILITY");
+  await openConversations(deps.sql, [held, other], T0);
+  await closeConversations(deps.sql, [{ team_id: team.id, phone: held.phone, message_id: held.message_id }]);
+  const rows = await deps.sql`select category from whatsapp_conversations where team_id = ${team.id}`;
+  assert.deepEqual(rows.map((r) => r.category), ["UTILITY"], "only the one it opened is closed");
+});

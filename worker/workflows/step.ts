@@ -10,7 +10,7 @@ import { deliver, deliveryKey } from "../deliver.ts";
 import { type Prepared, prepareMessages, type Unit } from "../prepare.ts";
 import { contactsByIds } from "../recipients.ts";
 import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "../../shared/backoff.ts";
-import { nextPass, type Unfinished } from "../hold.ts";
+import { nextPass, settleEndedHolds, type Unfinished } from "../hold.ts";
 import { cachedRuns, cachedWorkflow } from "./cache.ts";
 import type { WorkflowStepJob } from "./jobs.ts";
 import { advance, type Claimed, claimStep, executionsPast, recordStepRuns, type StepRun } from "./queries.ts";
@@ -217,6 +217,8 @@ async function sendStep(
   for (const c of claimed) byTrigger.set(c.trigger_id, [...byTrigger.get(c.trigger_id) ?? [], c]);
   const results: StepRun[] = [];
   const prepared: Prepared[] = [];
+  /** The pipeline message keys of the claimed executions, their contact found or not. */
+  const keys: { execution_id: string; recipient: string }[] = [];
   /** Our execution of each pipeline message key (pipeline execution and contact). */
   const executionOf = new Map<string, { id: string; contact_id: string }>();
   for (const [triggerId, group] of byTrigger) {
@@ -238,6 +240,7 @@ async function sendStep(
     };
     const units: Unit[] = [];
     for (const c of group) {
+      if (c.contact_id) keys.push({ execution_id: executionId, recipient: c.contact_id });
       const contact = c.contact_id ? contacts.get(c.contact_id) : undefined;
       if (!contact) {
         results.push({
@@ -260,6 +263,12 @@ async function sendStep(
     }
   }
   const delivered = await deliver(deps, prepared, { lastAttempt: job.attempt + 1 >= MAX_DELIVERY_ATTEMPTS });
+  // A message held by quiet hours whose contact is no longer one (or is gone) when the hold ends:
+  // filtered and refunded, so that it does not stay pending, charged.
+  await settleEndedHolds(deps, prepared, delivered, {
+    executionIds: [...new Set(keys.map((k) => k.execution_id))],
+    keys,
+  });
   const recorded = await deps.sql<
     { id: string; execution_id: string; recipient: string; status: string; error: string | null; cost_micros: number }[]
   >`
