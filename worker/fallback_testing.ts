@@ -58,11 +58,15 @@ async function ownEngine(base: Deps): Promise<{ deps: Deps; close(): Promise<voi
     const hot = postgresHotState(base.sql);
     const schema = `pgboss_fb_${crypto.randomUUID().replaceAll("-", "").slice(0, 12)}`;
     const queue = await PgBossQueue.start<{ type: string }>(base.sql, testQueueOptions(schema, "jobs"));
+    // A KV of its own too: what a process keeps per KV database (the workflow start acceptor) must
+    // carry this test's queue, not that of an earlier test, stopped since.
+    const kv = await Deno.openKv(":memory:");
     return {
-      deps: { ...base, ...hotStateDeps(hot), queue },
+      deps: { ...base, ...hotStateDeps(hot), queue, kv },
       async close() {
         await queue.stop();
         await hot.close();
+        kv.close();
       },
     };
   }

@@ -12,11 +12,15 @@ import type { CreateWorkflowData, StepInputData, UpdateWorkflowData } from "./sc
 
 export type { StepRow, Workflow } from "../../shared/workflows/definitions.ts";
 
-/** Checks that every step names an existing template of its channel: 400 "Template '…' not found for team". */
+/**
+ * Checks that every step names an existing template of its channel: 400 "Template '…' not found for
+ * team"; and that each of its fallback channels has a template under that key, approved for SMS and
+ * WhatsApp (as a send's fallback channels: api/sending/fallback.ts).
+ */
 export async function checkTemplates(db: Db, teamId: string, steps: StepInputData[]): Promise<void> {
   const names = [...new Set(steps.map((s) => s.configuration.template_id))];
-  const found = await db<{ id: string; channel: string; key: string }[]>`
-    select id, channel, key from templates
+  const found = await db<{ id: string; channel: string; key: string; status: string }[]>`
+    select id, channel, key, status from templates
     where team_id = ${teamId} and (key = any(${names}::text[]) or id::text = any(${names}::text[]))`;
   for (const [i, step] of steps.entries()) {
     const name = step.configuration.template_id;
@@ -24,6 +28,20 @@ export async function checkTemplates(db: Db, teamId: string, steps: StepInputDat
     if (!ok) {
       throw new ValidationError(`Template '${name}' not found for team`, "template_not_found", {
         details: { field: `steps.${i}.configuration.template_id`, code: "not_found" },
+      });
+    }
+    for (const channel of step.configuration.fallback_channels ?? []) {
+      const template = found.find((t) => t.channel === channel && t.key === name);
+      const approved = template && (channel === "email" || template.status === "approved");
+      if (approved) continue;
+      const message = template
+        ? `Template '${name}' is not approved for fallback channel ${channel}`
+        : `Template '${name}' not found for fallback channel ${channel}`;
+      throw new ValidationError(message, "invalid_fallback", {
+        details: {
+          field: `steps.${i}.configuration.fallback_channels`,
+          code: template ? "template_not_approved" : "template_not_found",
+        },
       });
     }
   }

@@ -90,11 +90,41 @@ dbTest("POST /workflows answers 400 with one line per problem for an invalid bod
       {
         steps: [{
           step_order: 1,
+          channel_type: "whatsapp",
+          configuration: { template_id: "welcome", fallback_channels: ["sms"], fallback_after_minutes: 5 },
+        }],
+      },
+      "Workflow steps take no fallback_after_minutes yet",
+    ],
+    [
+      {
+        steps: [{
+          step_order: 1,
           channel_type: "email",
+          configuration: { template_id: "welcome", fallback_channels: ["push"] },
+        }],
+      },
+      "steps.0.configuration.fallback_channels.0 must be one of: email, sms, whatsapp",
+    ],
+    [
+      {
+        steps: [{
+          step_order: 1,
+          channel_type: "sms",
           configuration: { template_id: "welcome", fallback_channels: ["sms"] },
         }],
       },
-      "Workflow steps take no fallback_channels yet",
+      "fallback_channels cannot name the step's own channel (sms)",
+    ],
+    [
+      {
+        steps: [{
+          step_order: 1,
+          channel_type: "whatsapp",
+          configuration: { template_id: "welcome", fallback_channels: ["sms", "sms"] },
+        }],
+      },
+      "fallback_channels names sms twice",
     ],
     [{ conditions: { cooldown: 5 } }, "conditions has unknown properties: cooldown"],
     [{ conditions: { tags: ["x".repeat(256)] } }, "conditions.tags.0 must be at most 255 characters"],
@@ -126,6 +156,31 @@ dbTest("POST /workflows refuses a step whose template does not exist on its chan
   assert.deepEqual(res.body.details, { field: "steps.1.configuration.template_id", code: "not_found" });
   const list = await call("GET", "/workflows");
   assert.equal(list.body.total, 0);
+});
+
+dbTest("POST /workflows keeps a step's fallback channels when each has the template, approved for SMS", async () => {
+  const { call, deps, team } = await workflowSetup();
+  const step = (fallback_channels: string[]) => ({
+    steps: [{ step_order: 1, channel_type: "whatsapp", configuration: { template_id: "welcome", fallback_channels } }],
+  });
+  const ok = await call("POST", "/workflows", workflowBody(step(["sms", "email"])));
+  assert.equal(ok.status, 201, JSON.stringify(ok.body));
+  assert.deepEqual(ok.body.steps[0].configuration.fallback_channels, ["sms", "email"]);
+
+  await deps.sql`update templates set status = 'pending' where team_id = ${team.id} and channel = 'sms'`;
+  const pending = await call("POST", "/workflows", workflowBody(step(["sms"])));
+  assert.equal(pending.status, 400);
+  assert.equal(pending.body.message, "Template 'welcome' is not approved for fallback channel sms");
+  assert.deepEqual(pending.body.details, {
+    field: "steps.0.configuration.fallback_channels",
+    code: "template_not_approved",
+  });
+
+  await deps.sql`delete from templates where team_id = ${team.id} and channel = 'email'`;
+  const missing = await call("PATCH", `/workflows/${ok.body.id}`, step(["email"]));
+  assert.equal(missing.status, 400);
+  assert.equal(missing.body.message, "Template 'welcome' not found for fallback channel email");
+  assert.equal((await call("GET", "/workflows")).body.total, 1);
 });
 
 dbTest("GET /workflows pages newest first with total, page, totalPages and limit (default 20)", async () => {

@@ -18,12 +18,15 @@ const Configuration = z.looseObject({
   delay_minutes: z.number().min(0).max(MAX_DELAY_MINUTES).default(0),
   variables: Variables.optional(),
   conversation_category: z.enum(["MARKETING", "UTILITY", "AUTHENTICATION"]).optional(),
+  fallback_channels: z.array(StepChannel).max(2).optional(),
 }).superRefine((config, ctx) => {
-  // Sends take these; a step does not yet: refused, rather than kept and silently ignored.
-  for (const field of ["fallback_channels", "fallback_after_minutes"]) {
-    if (config[field] !== undefined) {
-      ctx.addIssue({ code: "custom", path: [field], message: `Workflow steps take no ${field} yet` });
-    }
+  // Sends take it; a step does not yet: refused, rather than kept and silently ignored.
+  if (config.fallback_after_minutes !== undefined) {
+    ctx.addIssue({
+      code: "custom",
+      path: ["fallback_after_minutes"],
+      message: "Workflow steps take no fallback_after_minutes yet",
+    });
   }
 });
 
@@ -43,6 +46,19 @@ export const StepInput = z.object({
   step_name: z.string().trim().min(1).max(200).optional(),
   is_active: z.boolean().optional(),
   configuration: ConfigurationInput,
+}).superRefine((step, ctx) => {
+  // A fallback channel is another channel, tried once: the contact would otherwise get it twice.
+  const seen = new Set<string>([step.channel_type]);
+  for (const channel of step.configuration.fallback_channels ?? []) {
+    if (seen.has(channel)) {
+      const message = channel === step.channel_type
+        ? `fallback_channels cannot name the step's own channel (${channel})`
+        : `fallback_channels names ${channel} twice`;
+      ctx.addIssue({ code: "custom", path: ["configuration", "fallback_channels"], message });
+      return;
+    }
+    seen.add(channel);
+  }
 }).openapi("WorkflowStepInput");
 
 /** Who a start may reach (our addition): every condition given must hold. */

@@ -169,6 +169,8 @@ export interface StepRun {
   message_id: string | null;
   error: string | null;
   cost_micros: number;
+  /** The channel of the message recorded, when a fallback channel sent it instead of the step's own. */
+  channel?: string;
 }
 
 /** Records what a step did for each execution (a step recorded already is left as it is). */
@@ -187,7 +189,7 @@ export async function recordStepRuns(
       step_order: { type: "int", value: step.step_order },
       workflow_id: { type: "uuid", value: workflowId },
       contact_id: { type: "uuid", values: col((r) => r.contact_id) },
-      channel_type: { type: "text", value: step.channel_type },
+      channel_type: { type: "text", values: col((r) => r.channel ?? step.channel_type) },
       status: { type: "text", values: col((r) => r.status) },
       message_id: { type: "text", values: col((r) => r.message_id) },
       error: { type: "text", values: col((r) => r.error) },

@@ -2,7 +2,7 @@ import { log } from "../../shared/log.ts";
 import type { Db } from "../../shared/db.ts";
 import { changeAndStage, relayEvents, type StagedEvent, type TeamEvent } from "../../shared/event_outbox.ts";
 import { listenersOf } from "../../shared/webhook_events.ts";
-import type { Content, SendSpec } from "../../shared/sending/spec.ts";
+import type { SendSpec } from "../../shared/sending/spec.ts";
 import { completeTriggers } from "../../shared/workflows/complete.ts";
 import type { StepRow, Workflow } from "../../shared/workflows/definitions.ts";
 import { executionContext, type WorkerContext } from "../context.ts";
@@ -10,11 +10,13 @@ import { deliver, deliveryKey } from "../deliver.ts";
 import { type Prepared, prepareMessages, type Unit } from "../prepare.ts";
 import { contactsByIds } from "../recipients.ts";
 import { MAX_DELIVERY_ATTEMPTS, nextTryDelay } from "../../shared/backoff.ts";
-import { nextPass, settleEndedHolds, type Unfinished } from "../hold.ts";
+import { nextPass, settleEndedHolds } from "../hold.ts";
 import { cachedRuns, cachedWorkflow } from "./cache.ts";
 import type { WorkflowStepJob } from "./jobs.ts";
 import { advance, type Claimed, claimStep, executionsPast, recordStepRuns, type StepRun } from "./queries.ts";
 import { enqueueJobs, groupJobs, stepJobs } from "./schedule.ts";
+import { type Channel, stepContent } from "./step_content.ts";
+import { type ChannelOutcome, sendThroughChannels } from "./step_fallback.ts";
 import { nextStep, type RunContext, stepDelayMs, stepIsActive, stepVariables } from "./variables.ts";
 
 /**
@@ -67,7 +69,7 @@ async function runStep(w: WorkerContext, workflow: Workflow, job: WorkflowStepJo
     else skipped.push(c);
   }
   const outcome = step && toSend.length > 0
-    ? await sendStep(w, runs, step, toSend, job)
+    ? await sendThroughChannels(step, toSend, (leg, todo) => sendStep(w, runs, step, todo, job, leg.channel_type))
     : { runs: [] as StepRun[], pending: [] as string[], retryAfterMs: undefined };
   if (step) await recordStepRuns(deps.sql, workflow.id, step, outcome.runs);
   if (outcome.pending.length > 0) {
@@ -156,8 +158,9 @@ function executionCompleted(workflow: Workflow, e: Claimed, status: string): Tea
 }
 
 /**
- * A stable id for the pipeline execution that carries one step's messages of one start: the
- * pipeline records one message per (execution, recipient), so a step is sent once per contact.
+ * A stable id for the pipeline execution that carries one step's messages of one start on one
+ * channel: the pipeline records one message per (execution, recipient), so a step is sent once per
+ * contact and channel (its own, then each fallback channel: step_fallback.ts).
  */
 export async function stepExecutionId(triggerId: string, workflowId: string, step: StepRow): Promise<string> {
   const text = `workflow-step\0${triggerId}\0${workflowId}\0${step.step_order}\0${step.channel_type}`;
@@ -166,51 +169,26 @@ export async function stepExecutionId(triggerId: string, workflowId: string, ste
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }
 
-/** The pipeline content of a step: its template, category and (WhatsApp) conversation category. */
-async function stepContent(w: WorkerContext, teamId: string, step: StepRow): Promise<Content> {
-  const config = step.configuration;
-  const key = config.template_id;
-  const category = config.category === "promotional" ? "promotional" : "transactional";
-  switch (step.channel_type) {
-    case "email":
-      return {
-        channel: "email",
-        template_key: key,
-        category,
-        from_email: typeof config.from_email === "string" ? config.from_email : undefined,
-        from_name: typeof config.from_name === "string" ? config.from_name : undefined,
-      };
-    case "sms":
-      return { channel: "sms", template_key: key, category };
-    case "whatsapp": {
-      const template = await w.lookups.template(teamId, "whatsapp", key);
-      return {
-        channel: "whatsapp",
-        template_key: key,
-        conversation_category: config.conversation_category ?? template?.category ?? "UTILITY",
-      };
-    }
-  }
-}
-
 const STATUS = { sent: "SENT", failed: "FAILED", filtered: "FILTERED" } as const;
 
 /**
- * Sends one step's messages to the claimed executions' contacts through the pipeline (one delivery
- * pass for every start of the batch, each rendered with its own variables), and answers what
+ * Sends one step's messages on `channel` (its own channel or a fallback channel) to the claimed
+ * executions' contacts through the pipeline (one delivery pass for every start of the batch, each rendered with its own variables), and answers what
  * happened to each (from the recorded messages), and the executions whose message met a temporary
  * failure and waits for another try.
  */
 async function sendStep(
   w: WorkerContext,
   runs: Map<string, RunContext>,
-  step: StepRow,
+  own: StepRow,
   claimed: Claimed[],
   job: WorkflowStepJob,
-): Promise<{ runs: StepRun[]; pending: string[]; retryAfterMs?: number; left: Unfinished }> {
+  channel: Channel = own.channel_type,
+): Promise<ChannelOutcome> {
   const { deps } = w;
   const teamId = runs.get(claimed[0].trigger_id)!.team_id;
-  const content = await stepContent(w, teamId, step);
+  const content = await stepContent(w, teamId, own, channel);
+  const step = { ...own, channel_type: channel };
   const contactIds = claimed.flatMap((c) => (c.contact_id ? [c.contact_id] : []));
   const contacts = new Map((await contactsByIds(deps.sql, teamId, contactIds)).map((c) => [c.id, c]));
   const byTrigger = new Map<string, Claimed[]>();
