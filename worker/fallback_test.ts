@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
-import twilio from "twilio";
 import { dbTest } from "../shared/testing.ts";
 import type { SendingFixture } from "./testing.ts";
 import { createWorkerContext } from "./context.ts";
 import { runJob } from "./queue.ts";
 import type { FallbackJob } from "./fallback_job.ts";
-import { executions, fallbackFixture, messages, REFUSED, TWILIO_TOKEN } from "./fallback_testing.ts";
+import { executions, fallbackFixture, messages, REFUSED, twilioStatus } from "./fallback_testing.ts";
 
 /** POST /whatsapp/send of the template `order` (UTILITY) to the contacts with `tags`. */
 function whatsappToTag(f: SendingFixture, tags: string[], fields: Record<string, unknown>): Promise<Response> {
@@ -147,19 +146,6 @@ dbTest(
     }
   },
 );
-
-/** A Twilio status callback, signed as Twilio signs it. */
-function twilioStatus(fields: Record<string, string>): [string, RequestInit] {
-  const url = "http://localhost/api/v1/inbound/twilio/status";
-  return [url, {
-    method: "POST",
-    headers: {
-      "Content-Type": "application/x-www-form-urlencoded",
-      "X-Twilio-Signature": twilio.getExpectedTwilioSignature(TWILIO_TOKEN, url, fields),
-    },
-    body: new URLSearchParams(fields).toString(),
-  }];
-}
 
 dbTest("a push send to a contact without a device falls back to SMS", async () => {
   const { f, requestsTo, close } = await fallbackFixture();

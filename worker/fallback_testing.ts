@@ -1,4 +1,5 @@
 /** The harness of the channel fallback tests: the service on an engine of its own, with a fake Twilio. */
+import twilio from "twilio";
 import type { Deps } from "../shared/deps.ts";
 import { hotStateDeps } from "../shared/deps.ts";
 import { PgBossQueue } from "../shared/engine/pg_boss_queue.ts";
@@ -104,4 +105,17 @@ export async function messages(f: SendingFixture, triggerId: string) {
     select channel, to_address, status, cost_micros::int as cost from messages where trigger_id = ${triggerId}
     order by channel, to_address`;
   return rows.map((r) => [r.channel, r.to_address, r.status, r.cost]);
+}
+
+/** A Twilio status callback, signed as Twilio signs it. */
+export function twilioStatus(fields: Record<string, string>): [string, RequestInit] {
+  const url = "http://localhost/api/v1/inbound/twilio/status";
+  return [url, {
+    method: "POST",
+    headers: {
+      "Content-Type": "application/x-www-form-urlencoded",
+      "X-Twilio-Signature": twilio.getExpectedTwilioSignature(TWILIO_TOKEN, url, fields),
+    },
+    body: new URLSearchParams(fields).toString(),
+  }];
 }

@@ -54,7 +54,7 @@ export async function fallbackContents(
   const channels = body.fallback_channels ?? [];
   if (channels.length === 0) {
     if (body.fallback_after_minutes !== undefined) {
-      throw invalid("fallback_after_minutes", "fallback_after_minutes needs fallback_channels");
+      throw invalid("fallback_after_minutes", fallbackAfterProblem(body.fallback_after_minutes, [])!);
     }
     return [];
   }
@@ -107,22 +107,23 @@ export async function fallbackContents(
     contents.push(fallbackContent(channel, key, category, template.category));
   }
   const minutes = body.fallback_after_minutes;
-  if (minutes !== undefined) {
-    if (!(minutes > 0 && minutes <= MAX_FALLBACK_AFTER_MINUTES)) {
-      throw invalid(
-        "fallback_after_minutes",
-        `fallback_after_minutes must be more than 0 and at most ${MAX_FALLBACK_AFTER_MINUTES}`,
-      );
-    }
-    const chain = [first.channel, ...channels];
-    if (!chain.slice(0, -1).includes("whatsapp")) {
-      throw invalid(
-        "fallback_after_minutes",
-        "fallback_after_minutes needs a WhatsApp message followed by a fallback channel",
-      );
-    }
-  }
+  const problem = minutes === undefined ? undefined : fallbackAfterProblem(minutes, [first.channel, ...channels]);
+  if (problem) throw invalid("fallback_after_minutes", problem);
   return contents;
+}
+
+/**
+ * What is wrong with `fallback_after_minutes` on a chain of channels (the message's own, then its
+ * fallbacks), if anything: the rule of sends and of workflow steps alike.
+ */
+export function fallbackAfterProblem(minutes: number, chain: string[]): string | undefined {
+  if (chain.length < 2) return "fallback_after_minutes needs fallback_channels";
+  if (!(minutes > 0 && minutes <= MAX_FALLBACK_AFTER_MINUTES)) {
+    return `fallback_after_minutes must be more than 0 and at most ${MAX_FALLBACK_AFTER_MINUTES}`;
+  }
+  if (!chain.slice(0, -1).includes("whatsapp")) {
+    return "fallback_after_minutes needs a WhatsApp message followed by a fallback channel";
+  }
 }
 
 /** The content of a fallback channel: the template under `key`, sent under the send's category. */
