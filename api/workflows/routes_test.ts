@@ -91,10 +91,40 @@ dbTest("POST /workflows answers 400 with one line per problem for an invalid bod
         steps: [{
           step_order: 1,
           channel_type: "whatsapp",
-          configuration: { template_id: "welcome", fallback_channels: ["sms"], fallback_after_minutes: 5 },
+          configuration: { template_id: "welcome", fallback_after_minutes: 5 },
         }],
       },
-      "Workflow steps take no fallback_after_minutes yet",
+      "fallback_after_minutes needs fallback_channels",
+    ],
+    [
+      {
+        steps: [{
+          step_order: 1,
+          channel_type: "whatsapp",
+          configuration: { template_id: "welcome", fallback_channels: ["sms"], fallback_after_minutes: 1441 },
+        }],
+      },
+      "fallback_after_minutes must be more than 0 and at most 1440",
+    ],
+    [
+      {
+        steps: [{
+          step_order: 1,
+          channel_type: "whatsapp",
+          configuration: { template_id: "welcome", fallback_channels: ["sms"], fallback_after_minutes: 0 },
+        }],
+      },
+      "fallback_after_minutes must be more than 0 and at most 1440",
+    ],
+    [
+      {
+        steps: [{
+          step_order: 1,
+          channel_type: "sms",
+          configuration: { template_id: "welcome", fallback_channels: ["email"], fallback_after_minutes: 5 },
+        }],
+      },
+      "fallback_after_minutes needs a WhatsApp message followed by a fallback channel",
     ],
     [
       {

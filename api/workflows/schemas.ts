@@ -1,4 +1,5 @@
 import { z } from "@hono/zod-openapi";
+import { fallbackAfterProblem } from "../sending/fallback.ts";
 import { MAX_KEY_LENGTH, MAX_TAG_LENGTH, RecordId, RecordKey } from "../../shared/http/schemas.ts";
 
 /** The channels a workflow step can send on. */
@@ -19,17 +20,8 @@ const Configuration = z.looseObject({
   variables: Variables.optional(),
   conversation_category: z.enum(["MARKETING", "UTILITY", "AUTHENTICATION"]).optional(),
   fallback_channels: z.array(StepChannel).max(2).optional(),
-}).superRefine((config, ctx) => {
-  // Sends take it; a step does not yet: refused, rather than kept and silently ignored.
-  if (config.fallback_after_minutes !== undefined) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["fallback_after_minutes"],
-      message: "Workflow steps take no fallback_after_minutes yet",
-    });
-  }
+  fallback_after_minutes: z.number().optional(),
 });
-
 /** Accepts `template_key` for `template_id` (clients name templates by key elsewhere). */
 const ConfigurationInput = z.preprocess((value) => {
   if (value && typeof value === "object" && !Array.isArray(value)) {
@@ -59,6 +51,11 @@ export const StepInput = z.object({
     }
     seen.add(channel);
   }
+  // As a send: a WhatsApp message not reported delivered in time falls back (worker/workflows/step_fallback.ts).
+  const minutes = step.configuration.fallback_after_minutes;
+  const chain = [step.channel_type, ...step.configuration.fallback_channels ?? []];
+  const problem = minutes === undefined ? undefined : fallbackAfterProblem(minutes, chain);
+  if (problem) ctx.addIssue({ code: "custom", path: ["configuration", "fallback_after_minutes"], message: problem });
 }).openapi("WorkflowStepInput");
 
 /** Who a start may reach (our addition): every condition given must hold. */

@@ -16,7 +16,7 @@ import type { WorkflowStepJob } from "./jobs.ts";
 import { advance, type Claimed, claimStep, executionsPast, recordStepRuns, type StepRun } from "./queries.ts";
 import { enqueueJobs, groupJobs, stepJobs } from "./schedule.ts";
 import { type Channel, stepContent } from "./step_content.ts";
-import { type ChannelOutcome, sendThroughChannels } from "./step_fallback.ts";
+import { type ChannelOutcome, type ChannelRun, sendThroughChannels, type Waiting } from "./step_fallback.ts";
 import { nextStep, type RunContext, stepDelayMs, stepIsActive, stepVariables } from "./variables.ts";
 
 /**
@@ -25,7 +25,8 @@ import { nextStep, type RunContext, stepDelayMs, stepIsActive, stepVariables } f
  * again. Only the executions whose current step is this one are taken (atomically), so a duplicate
  * or out-of-order job never runs a step twice nor skips one. The step's messages go through the
  * sending pipeline (preferences, rendering, charging, provider, message records) in one pass; then
- * each execution moves to its next step, whose job is enqueued with that step's delay, or finishes.
+ * each execution moves to its next step, whose job is enqueued with that step's delay, or finishes
+ * (or first waits at the step for its WhatsApp message's delivery report: step_fallback.ts).
  */
 export async function handleWorkflowStep(w: WorkerContext, job: WorkflowStepJob): Promise<void> {
   const { deps } = w;
@@ -69,9 +70,15 @@ async function runStep(w: WorkerContext, workflow: Workflow, job: WorkflowStepJo
     else skipped.push(c);
   }
   const outcome = step && toSend.length > 0
-    ? await sendThroughChannels(step, toSend, (leg, todo) => sendStep(w, runs, step, todo, job, leg.channel_type))
-    : { runs: [] as StepRun[], pending: [] as string[], retryAfterMs: undefined };
+    ? await sendThroughChannels(
+      step,
+      toSend,
+      (leg, todo) => sendStep(w, runs, step, todo, job, leg.channel_type),
+      deps.now(),
+    )
+    : { runs: [] as StepRun[], pending: [] as string[], retryAfterMs: undefined, waiting: [] as Waiting[] };
   if (step) await recordStepRuns(deps.sql, workflow.id, step, outcome.runs);
+  await enqueueJobs(deps, waitJobs(job, outcome.waiting));
   if (outcome.pending.length > 0) {
     // After a temporary failure's delay, or at the end of a quiet-hours hold (worker/hold.ts).
     const next = ("left" in outcome ? nextPass(outcome.left, job.attempt, deps.now()) : undefined) ??
@@ -87,6 +94,18 @@ async function runStep(w: WorkerContext, workflow: Workflow, job: WorkflowStepJo
   const done = new Set(outcome.runs.map((r) => r.execution_id));
   const moving = [...skipped, ...toSend.filter((c) => done.has(c.id))];
   await moveOn(w, workflow, runs, job.step_order, moving);
+}
+
+/**
+ * The step jobs that run the step again for executions waiting for a delivery report, due when the
+ * wait ends; the executions stay at the step (PROCESSING) until then, so the workflow goes on after.
+ */
+function waitJobs(job: WorkflowStepJob, waiting: Waiting[]): WorkflowStepJob[] {
+  const byDue = new Map<number, string[]>();
+  for (const { execution_id, due } of waiting) byDue.set(due, [...byDue.get(due) ?? [], execution_id]);
+  return [...byDue].flatMap(([due, ids]) =>
+    stepJobs({ workflow_id: job.workflow_id, step_order: job.step_order, due_at: due, attempt: job.attempt }, ids)
+  );
 }
 
 /**
@@ -193,7 +212,7 @@ async function sendStep(
   const contacts = new Map((await contactsByIds(deps.sql, teamId, contactIds)).map((c) => [c.id, c]));
   const byTrigger = new Map<string, Claimed[]>();
   for (const c of claimed) byTrigger.set(c.trigger_id, [...byTrigger.get(c.trigger_id) ?? [], c]);
-  const results: StepRun[] = [];
+  const results: ChannelRun[] = [];
   const prepared: Prepared[] = [];
   /** The pipeline message keys of the claimed executions, their contact found or not. */
   const keys: { execution_id: string; recipient: string }[] = [];
@@ -248,9 +267,20 @@ async function sendStep(
     keys,
   });
   const recorded = await deps.sql<
-    { id: string; execution_id: string; recipient: string; status: string; error: string | null; cost_micros: number }[]
+    {
+      id: string;
+      execution_id: string;
+      recipient: string;
+      status: string;
+      error: string | null;
+      cost_micros: number;
+      sent_ms: number;
+      delivery_status: string | null;
+    }[]
   >`
-    select m.id, m.execution_id, m.recipient, m.status, m.error, m.cost_micros from messages m
+    select m.id, m.execution_id, m.recipient, m.status, m.error, m.cost_micros, m.delivery_status,
+      (extract(epoch from coalesce(m.sent_at, m.created_at)) * 1000)::float8 as sent_ms
+    from messages m
     join unnest(${prepared.map((p) => p.execution_id)}::uuid[], ${prepared.map((p) => p.recipient)}::text[])
       as k(execution_id, recipient)
       on m.execution_id = k.execution_id and m.recipient = k.recipient`;
@@ -270,6 +300,8 @@ async function sendStep(
       message_id: m.id,
       error: m.error,
       cost_micros: m.cost_micros,
+      sent_at: m.sent_ms,
+      delivery_status: m.delivery_status,
     });
   }
   // A message Postgres refused to record (see deliverApart) has no row: its execution fails.

@@ -3,9 +3,12 @@
  * sends its template on each of them in turn to the contacts the channel before did not reach, as
  * a send does (worker/fallback.ts): a message that failed (no address, a refusal, retries given up)
  * falls back; a filtered one (a preference off, an unsubscribed contact) never does, nor an
- * execution whose contact is gone. Each channel is its own pipeline execution (stepExecutionId
- * takes the channel), so a contact gets at most one message per channel of a step, however often
- * the step's job runs: a redelivered pass finds the messages recorded and sends none again.
+ * execution whose contact is gone. With `fallback_after_minutes`, a WhatsApp message followed by a
+ * fallback channel that has no delivered or read report from the provider that long after it was
+ * sent falls back too: its execution waits at the step (a step job due then) and is run again.
+ * Each channel is its own pipeline execution (stepExecutionId takes the channel), so a contact gets
+ * at most one message per channel of a step, however often the step's job runs: a redelivered pass
+ * finds the messages recorded and sends none again.
  */
 import type { StepRow } from "../../shared/workflows/definitions.ts";
 import type { Unfinished } from "../hold.ts";
@@ -13,11 +16,27 @@ import type { Claimed, StepRun } from "./queries.ts";
 
 /** What one channel's pass of a step did: final runs, executions waiting, what is left to retry. */
 export interface ChannelOutcome {
-  runs: StepRun[];
+  runs: ChannelRun[];
   pending: string[];
   retryAfterMs?: number;
   left: Unfinished;
 }
+
+/** A step's run on one channel, with what the provider reported of its message. */
+export interface ChannelRun extends StepRun {
+  /** When a sent message was sent (ms since the epoch). */
+  sent_at?: number;
+  /** The provider's delivery report: delivered, read, failed, complained; null for none yet. */
+  delivery_status?: string | null;
+}
+
+/** An execution waiting, until `due`, for its WhatsApp message's delivery report. */
+export interface Waiting {
+  execution_id: string;
+  due: number;
+}
+
+const REPORTED = new Set(["delivered", "read"]);
 
 const CHANNELS = new Set<string>(["email", "sms", "whatsapp"]);
 
@@ -40,9 +59,11 @@ export async function sendThroughChannels(
   step: StepRow,
   claimed: Claimed[],
   sendOn: (channel: StepRow, claimed: Claimed[]) => Promise<ChannelOutcome>,
-): Promise<ChannelOutcome> {
+  now: number,
+): Promise<ChannelOutcome & { waiting: Waiting[] }> {
   const channels = stepChannels(step);
-  const out: ChannelOutcome = { runs: [], pending: [], left: { pending: 0 } };
+  const waitMs = fallbackAfterMs(step);
+  const out: ChannelOutcome & { waiting: Waiting[] } = { runs: [], pending: [], left: { pending: 0 }, waiting: [] };
   let todo = claimed;
   for (const [i, channel] of channels.entries()) {
     const pass = await sendOn(channel, todo);
@@ -52,14 +73,26 @@ export async function sendThroughChannels(
     const next = new Set<string>();
     const last = i === channels.length - 1;
     for (const run of pass.runs) {
+      const { sent_at, delivery_status, ...stepRun } = run;
+      const unreported = waitMs !== undefined && channel.channel_type === "whatsapp" && run.status === "SENT" &&
+        !REPORTED.has(delivery_status ?? "");
+      const due = (sent_at ?? now) + (waitMs ?? 0);
+      if (!last && unreported && due > now) out.waiting.push({ execution_id: run.execution_id, due });
       // A failure with no message (a contact gone) has no one to fall back to.
-      if (!last && run.status === "FAILED" && run.message_id !== null) next.add(run.execution_id);
-      else out.runs.push({ ...run, channel: channel.channel_type });
+      else if (!last && (unreported || (run.status === "FAILED" && run.message_id !== null))) {
+        next.add(run.execution_id);
+      } else out.runs.push({ ...stepRun, channel: channel.channel_type });
     }
     todo = todo.filter((c) => next.has(c.id));
     if (todo.length === 0) break;
   }
   return out;
+}
+
+/** The step's `fallback_after_minutes` in ms, if it names one (validated: api/workflows/schemas.ts). */
+function fallbackAfterMs(step: StepRow): number | undefined {
+  const minutes = step.configuration.fallback_after_minutes;
+  return typeof minutes === "number" && minutes > 0 ? minutes * 60_000 : undefined;
 }
 
 /** What two passes left, together: every pending message, the longest retry wait, the first hold's end. */

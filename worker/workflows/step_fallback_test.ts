@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { dbTest } from "../../shared/testing.ts";
 import { createWorkerContext } from "../context.ts";
-import { fallbackFixture, REFUSED } from "../fallback_testing.ts";
+import { fallbackFixture, REFUSED, twilioStatus } from "../fallback_testing.ts";
 import type { Job } from "../jobs.ts";
 import { runJob } from "../queue.ts";
 import type { SendingFixture } from "../testing.ts";
@@ -27,6 +27,31 @@ async function stepMessages(f: SendingFixture, triggerId: string) {
     select channel, to_address, status, cost_micros::int as cost from messages where trigger_id = ${triggerId}
     order by channel, to_address nulls first`;
   return rows.map((r) => [r.channel, r.to_address, r.status, r.cost]);
+}
+
+/** A start of the workflow for `contactIds`, its executions at step 1, and the step's job (due now). */
+async function stepJob(f: SendingFixture, workflowId: string, contactIds: string[]) {
+  const triggerId = crypto.randomUUID();
+  await f.deps.sql`insert into workflow_runs (trigger_id, workflow_id, team_id, source)
+    values (${triggerId}, ${workflowId}, ${f.team.id}, 'api')`;
+  const executionIds: string[] = [];
+  for (const contactId of contactIds) {
+    const id = crypto.randomUUID();
+    executionIds.push(id);
+    await f.deps.sql`insert into workflow_executions (id, team_id, workflow_id, trigger_id, contact_id, source,
+        status, current_step, next_run_at, started_at)
+      values (${id}, ${f.team.id}, ${workflowId}, ${triggerId}, ${contactId}, 'api', 'PROCESSING', 1, now(), now())`;
+  }
+  const job: Job = {
+    type: "workflow-step",
+    id: crypto.randomUUID(),
+    workflow_id: workflowId,
+    step_order: 1,
+    execution_ids: executionIds,
+    due_at: Date.now(),
+    attempt: 0,
+  };
+  return { job, triggerId, executionIds };
 }
 
 dbTest(
@@ -89,23 +114,7 @@ dbTest("a step job run again after its messages went out sends no channel's mess
   try {
     const workflowId = await whatsappThenSms(f);
     const contact = await f.contact({ custom_fields: { phone: "+447700900121" } });
-    const triggerId = crypto.randomUUID();
-    const executionId = crypto.randomUUID();
-    await f.deps.sql`insert into workflow_runs (trigger_id, workflow_id, team_id, source)
-      values (${triggerId}, ${workflowId}, ${f.team.id}, 'api')`;
-    await f.deps.sql`insert into workflow_executions (id, team_id, workflow_id, trigger_id, contact_id, source,
-        status, current_step, next_run_at, started_at)
-      values (${executionId}, ${f.team.id}, ${workflowId}, ${triggerId}, ${contact.id}, 'api', 'PROCESSING', 1,
-        now(), now())`;
-    const job: Job = {
-      type: "workflow-step",
-      id: crypto.randomUUID(),
-      workflow_id: workflowId,
-      step_order: 1,
-      execution_ids: [executionId],
-      due_at: Date.now(),
-      attempt: 0,
-    };
+    const { job, triggerId, executionIds: [executionId] } = await stepJob(f, workflowId, [contact.id]);
     const worker = createWorkerContext(f.deps);
     await runJob(worker, job);
     // As if the process stopped after sending, before moving the execution on: the job comes again.
@@ -157,3 +166,61 @@ dbTest(
     }
   },
 );
+
+dbTest(
+  "a WhatsApp step with fallback_after_minutes sends the SMS after the wait only to the contact with no delivery report",
+  async () => {
+    const { f, requestsTo, close } = await fallbackFixture();
+    try {
+      const workflowId = await whatsappThenSms(f, { fallback_after_minutes: 2.5 });
+      const reported = await f.contact({ custom_fields: { phone: "+447700900141" } });
+      const silent = await f.contact({ custom_fields: { phone: "+447700900142" } });
+      const { job, executionIds } = await stepJob(f, workflowId, [reported.id, silent.id]);
+      // The worker on a clock of the test's own: the wait passes without sleeping.
+      let clock = job.due_at;
+      const worker = createWorkerContext({ ...f.deps, now: () => clock });
+      await runJob(worker, job);
+      assert.equal(requestsTo("whatsapp:+447700900141"), 1);
+      assert.equal(requestsTo("whatsapp:+447700900142"), 1);
+      assert.deepEqual(await states(f, executionIds), ["PROCESSING 1", "PROCESSING 1"], "held at the step");
+
+      // Twilio reports the first contact's message delivered, through the status callback.
+      const [{ sid }] = await f.deps.sql<{ sid: string }[]>`
+        select provider_message_id as sid from messages where contact_id = ${reported.id} and channel = 'whatsapp'`;
+      const status = await f.app.request(...twilioStatus({ MessageSid: sid, MessageStatus: "delivered" }));
+      assert.equal(status.status, 204);
+
+      // A redelivery of the step's job within the wait: the delivered contact goes on, the other waits.
+      clock += 60_000;
+      await runJob(worker, { ...job, id: crypto.randomUUID() });
+      assert.equal(requestsTo("+447700900141") + requestsTo("+447700900142"), 0, "no SMS within the wait");
+      assert.deepEqual(await states(f, executionIds), ["COMPLETED null", "PROCESSING 1"]);
+
+      // The wait is over: the contact with no report falls back to SMS; the job coming again sends nothing more.
+      clock = job.due_at + 150_000;
+      const wait = { ...job, id: crypto.randomUUID(), due_at: clock };
+      await runJob(worker, wait);
+      await runJob(worker, { ...wait, id: crypto.randomUUID() });
+      assert.equal(requestsTo("+447700900142"), 1, "no report within the time: SMS");
+      assert.equal(requestsTo("+447700900141"), 0, "reported delivered: no SMS");
+      assert.equal(requestsTo("whatsapp:+447700900141") + requestsTo("whatsapp:+447700900142"), 2);
+      assert.deepEqual(await states(f, executionIds), ["COMPLETED null", "COMPLETED null"]);
+      const runs = await f.deps.sql<{ contact_id: string; channel_type: string; status: string }[]>`
+        select contact_id, channel_type, status from workflow_step_runs where execution_id = any(${executionIds}::uuid[])`;
+      assert.deepEqual(
+        new Map(runs.map((r) => [r.contact_id, `${r.channel_type} ${r.status}`])),
+        new Map([[reported.id, "whatsapp SENT"], [silent.id, "sms SENT"]]),
+      );
+    } finally {
+      await close();
+    }
+  },
+);
+
+/** Each execution's status and current step, in the order of `ids`. */
+async function states(f: SendingFixture, ids: string[]): Promise<string[]> {
+  const rows = await f.deps.sql<{ id: string; status: string; current_step: number | null }[]>`
+    select id, status, current_step from workflow_executions where id = any(${ids}::uuid[])`;
+  const byId = new Map(rows.map((r) => [r.id, `${r.status} ${r.current_step}`]));
+  return ids.map((id) => byId.get(id) ?? "missing");
+}
