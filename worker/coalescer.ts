@@ -12,8 +12,9 @@ export const PASSES_AT_ONCE = 2;
 /**
  * Merges `send-group` jobs that arrive together into larger delivery passes. The queue hands the
  * worker every waiting message at once; one pass over 1,000 sends costs about the statements of
- * one pass over 50, so under load the worker keeps up with less work. PASSES_AT_ONCE run at once. Each job's promise settles
- * with the pass that held it (a failed pass fails its jobs, which the queue delivers again).
+ * one pass over 50, so under load the worker keeps up with less work. PASSES_AT_ONCE run at once.
+ * Each job's promise settles with the pass that held it (a failed pass fails its jobs, which the
+ * queue delivers again).
  *
  * While this process is accepting a burst of sends (`defer`), passes wait (each job at most
  * `maxDelayMs`): on a small machine delivering a send costs several times what accepting it does,

@@ -10,6 +10,7 @@
  * preference off, an unsubscribed or inactive contact) is never fallen back around.
  */
 import type { Db } from "../shared/db.ts";
+import { REACHED_STATES } from "../shared/delivery_reports.ts";
 import type { BatchOf } from "../shared/engine/send_state.ts";
 import { insertTriggers, markProcessing } from "../shared/sending/records.ts";
 import type { SendSpec } from "../shared/sending/spec.ts";
@@ -29,7 +30,7 @@ import { contactsByIds } from "./recipients.ts";
 async function unreached(db: Db, job: FallbackJob): Promise<string[]> {
   const reached = job.reason === "failed"
     ? db`status <> 'failed'`
-    : db`status in ('filtered', 'pending') or coalesce(delivery_status in ('delivered', 'read', 'complained'), false)`;
+    : db`status in ('filtered', 'pending') or coalesce(delivery_status = any(${REACHED_STATES}::text[]), false)`;
   const rows = await db<{ contact_id: string }[]>`
     select contact_id from messages
     where execution_id = ${job.from_execution_id} and batch_no = ${job.from_batch_no} and contact_id is not null

@@ -52,6 +52,11 @@ export function earliest(a: number | undefined, b: number | undefined): number |
   return a === undefined ? b : b === undefined ? a : Math.min(a, b);
 }
 
+/** The later of two instants (or the longer of two waits), either possibly absent. */
+export function latest(a: number | undefined, b: number | undefined): number | undefined {
+  return a === undefined ? b : b === undefined ? a : Math.max(a, b);
+}
+
 /** What a delivery pass left for a later one. */
 export interface Unfinished {
   /** Messages left pending after a temporary provider failure. */

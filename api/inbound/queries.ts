@@ -1,4 +1,5 @@
 import type { Db } from "../../shared/db.ts";
+import { type DeliveryState, REACHED_STATES } from "../../shared/delivery_reports.ts";
 
 /** A contact whose preferences a callback changed. */
 export interface ChangedContact {
@@ -57,9 +58,6 @@ export async function unsubscribeEmailPromotional(
   return row;
 }
 
-/** What a provider reported about a message after it was sent. */
-export type DeliveryState = "delivered" | "read" | "failed" | "complained";
-
 /** A message whose delivery state changed. */
 export interface ChangedMessage {
   id: string;
@@ -91,7 +89,7 @@ export async function recordDeliveryState(
   const [row]: [ChangedMessage?] = await db`
     update messages set
       delivery_status = ${state},
-      delivered_at = case when ${state} in ('delivered', 'read', 'complained') then coalesce(delivered_at, now())
+      delivered_at = case when ${state} = any(${REACHED_STATES}::text[]) then coalesce(delivered_at, now())
         else delivered_at end,
       read_at = case when ${state} = 'read' then coalesce(read_at, now()) else read_at end,
       error = case when ${state} = 'failed' then coalesce(${error ?? null}, error) else error end

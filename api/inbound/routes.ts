@@ -21,11 +21,11 @@ import { newRouter } from "../../shared/http/app.ts";
 import type { AppEnv } from "../../shared/http/env.ts";
 import { metrics } from "../../shared/metrics.ts";
 import type { Db } from "../../shared/db.ts";
+import type { DeliveryState } from "../../shared/delivery_reports.ts";
 import { changeAndReport, type TeamEvent } from "../../shared/event_outbox.ts";
 import { verifyWebhook } from "../../shared/webhook_signing.ts";
 import {
   type ChangedMessage,
-  type DeliveryState,
   recordDeliveryState,
   setChannelSubscriptionByPhone,
   unsubscribeEmailPromotional,

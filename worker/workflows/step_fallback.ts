@@ -10,8 +10,9 @@
  * at most one message per channel of a step, however often the step's job runs: a redelivered pass
  * finds the messages recorded and sends none again.
  */
+import { reportsReached } from "../../shared/delivery_reports.ts";
 import type { StepRow } from "../../shared/workflows/definitions.ts";
-import type { Unfinished } from "../hold.ts";
+import { earliest, latest, type Unfinished } from "../hold.ts";
 import type { Claimed, StepRun } from "./queries.ts";
 
 /** What one channel's pass of a step did: final runs, executions waiting, what is left to retry. */
@@ -35,8 +36,6 @@ export interface Waiting {
   execution_id: string;
   due: number;
 }
-
-const REPORTED = new Set(["delivered", "read"]);
 
 const CHANNELS = new Set<string>(["email", "sms", "whatsapp"]);
 
@@ -69,13 +68,13 @@ export async function sendThroughChannels(
     const pass = await sendOn(channel, todo);
     out.pending.push(...pass.pending);
     out.left = joinLeft(out.left, pass.left);
-    out.retryAfterMs = maxOf(out.retryAfterMs, pass.retryAfterMs);
+    out.retryAfterMs = latest(out.retryAfterMs, pass.retryAfterMs);
     const next = new Set<string>();
     const last = i === channels.length - 1;
     for (const run of pass.runs) {
       const { sent_at, delivery_status, ...stepRun } = run;
       const unreported = waitMs !== undefined && channel.channel_type === "whatsapp" && run.status === "SENT" &&
-        !REPORTED.has(delivery_status ?? "");
+        !reportsReached(delivery_status);
       const due = (sent_at ?? now) + (waitMs ?? 0);
       if (!last && unreported && due > now) out.waiting.push({ execution_id: run.execution_id, due });
       // A failure with no message (a contact gone) has no one to fall back to.
@@ -97,14 +96,9 @@ function fallbackAfterMs(step: StepRow): number | undefined {
 
 /** What two passes left, together: every pending message, the longest retry wait, the first hold's end. */
 function joinLeft(a: Unfinished, b: Unfinished): Unfinished {
-  const heldUntil = a.heldUntil === undefined
-    ? b.heldUntil
-    : b.heldUntil === undefined
-    ? a.heldUntil
-    : Math.min(a.heldUntil, b.heldUntil);
-  return { pending: a.pending + b.pending, retryAfterMs: maxOf(a.retryAfterMs, b.retryAfterMs), heldUntil };
-}
-
-function maxOf(a: number | undefined, b: number | undefined): number | undefined {
-  return a === undefined ? b : b === undefined ? a : Math.max(a, b);
+  return {
+    pending: a.pending + b.pending,
+    retryAfterMs: latest(a.retryAfterMs, b.retryAfterMs),
+    heldUntil: earliest(a.heldUntil, b.heldUntil),
+  };
 }
