@@ -9,7 +9,11 @@
  * when Twilio has it, else failed with that reason and refunded; none that Twilio accepted may end
  * failed), every trigger must be completed with exact counters, and the wallet must equal its ledger
  * and the SMS sent — also after one more start that runs every queue message the disruption left
- * behind (late redeliveries). A webhook endpoint in this process must have received every
+ * behind (late redeliveries). A second team's SMS send goes through two Twilio accounts of its own,
+ * each on a fake Twilio (failover.ts); the first answers 503 to every third number, which fails over
+ * to the second, and the last kill waits until that send is under way: no number may be accepted by
+ * both, each SMS recorded sent must name the account that accepted it with its sid and attempts, the
+ * others failed as possibly sent and accepted by neither, its wallet exact (verify_failover.ts). A webhook endpoint in this process must have received every
  * trigger.completed, workflow.completed and message.failed of the run, each object under one event
  * id, and nothing may be left in the event outbox (webhooks.ts). Exits 1 with the details otherwise.
  *
@@ -26,7 +30,8 @@
  *   and 200 after, and the service must deliver again by itself (a smaller scenario).
  *
  * Settings (env): CRASH_SEED (7), CRASH_KILLS (4), CRASH_REPLICA_KILLS (4), CRASH_PG_RESTARTS (2),
- * CRASH_CONTACTS (20000), CRASH_WORKFLOW (2000), CRASH_TIMEOUT_S (300, the wait for completion after
+ * CRASH_CONTACTS (20000), CRASH_WORKFLOW (2000), CRASH_FAILOVER (1000, the failover team's contacts; 500
+ * in the smaller scenario), CRASH_TIMEOUT_S (300, the wait for completion after
  * the disruption), CRASH_MAX_RECOVERY_S (45, restart to delivering again), CRASH_TWILIO_LATENCY_MS
  * (25: longer leaves more SMS in Twilio's hands at a kill), CRASH_KEEP=1 keeps the data folders;
  * DATABASE_URL runs `kills` and `replicas` on that server in fresh databases (dropped at the end),
@@ -46,12 +51,14 @@ const SIZE = {
   contacts: Number(env.CRASH_CONTACTS ?? 20_000),
   workflow: Number(env.CRASH_WORKFLOW ?? 2_000),
   inactiveEvery: 50,
+  failover: Math.max(1, Number(env.CRASH_FAILOVER ?? 1_000)),
 };
 /** The replica and restart runs: enough to be sending through every disruption, no more (CI's time). */
 const SMALL = {
   contacts: Math.min(SIZE.contacts, 5_000),
   workflow: Math.min(SIZE.workflow, 1_000),
   inactiveEvery: 50,
+  failover: Math.min(SIZE.failover, 500),
 };
 const COMMON = {
   timeoutMs: Number(env.CRASH_TIMEOUT_S ?? 300) * 1_000,
@@ -91,6 +98,7 @@ function restartRun(engine: "postgres" | "kv", random: () => number): Run {
           replicas: 1,
           databaseUrl: database.url,
           disrupt: restartDatabase(server, PG_RESTARTS, random),
+          outages: true,
         },
         teardown: async () => {
           await database.drop().catch(() => {});

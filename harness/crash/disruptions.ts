@@ -19,21 +19,37 @@ export function seededRandom(seed: number): () => number {
   };
 }
 
-/** `kills` times: SIGKILL the service at a random moment and start it again on the same data. */
+/**
+ * Waits (at most 60 s) until the failover team's accounts have been handed an SMS: its send may run
+ * after the earlier kills, and the last kill is to land while it runs (it takes seconds).
+ */
+async function failoverUnderWay(world: RunWorld): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  while (world.failoverHanded() === 0 && Date.now() < deadline) await delay(50);
+}
+
+/**
+ * `kills` times: SIGKILL the service at a random moment and start it again on the same data (the
+ * last kill once the failover send is under way).
+ */
 export function killAndRestart(kills: number, random: () => number) {
   return async (world: RunWorld): Promise<void> => {
     const service = world.services[0];
     for (let kill = 1; kill <= kills; kill++) {
+      if (kill === kills) await failoverUnderWay(world);
       const wait = Math.round(100 + random() * 900);
       await delay(wait);
       await service.kill();
       world.lastDisruptionAt = Date.now();
+      const at = world.lastDisruptionAt - world.firedAt;
       const restartedAt = Date.now();
       await service.start();
       const healthyMs = await service.waitHealthy(restartedAt);
       const progress = await waitForProgress(world.api(0), world, restartedAt);
       const outcome = checkProgress(world, `kill ${kill}`, progress);
-      console.log(`kill ${kill}: SIGKILL after ${wait} ms; /healthz ok ${healthyMs} ms after the restart; ${outcome}`);
+      console.log(
+        `kill ${kill}: SIGKILL after ${wait} ms (${at} ms after firing); /healthz ok ${healthyMs} ms after the restart; ${outcome}`,
+      );
       world.recoveries.push(`kill ${kill}: healthy ${healthyMs} ms; ${outcome}`);
     }
   };
@@ -44,7 +60,7 @@ export function killAndRestart(kills: number, random: () => number) {
  * others must go on delivering (the victims' jobs are theirs once pg-boss finds the heartbeats lost).
  * The victims are started again after a random pause and the next kill does not wait for them, so
  * that the kills land while the sends run; a replica is killed only once it is healthy again, and
- * one healthy replica is always left.
+ * one healthy replica is always left. The last kill waits until the failover send is under way.
  */
 export function killReplicas(kills: number, random: () => number) {
   return async (world: RunWorld): Promise<void> => {
@@ -53,6 +69,7 @@ export function killReplicas(kills: number, random: () => number) {
     const restarts: Promise<void>[] = [];
     let failedRestart: Error | undefined;
     for (let kill = 1; kill <= kills; kill++) {
+      if (kill === kills) await failoverUnderWay(world);
       const wait = Math.round(300 + random() * 1_200);
       await delay(wait);
       while (healthy.size < 2) {
@@ -69,10 +86,13 @@ export function killReplicas(kills: number, random: () => number) {
       }
       await Promise.all(victims.map((i) => world.services[i].kill()));
       const killedAt = world.lastDisruptionAt = Date.now();
+      const at = killedAt - world.firedAt;
       const survivor = candidates[0];
       const progress = await waitForProgress(world.api(survivor), world, killedAt);
       const outcome = checkProgress(world, `kill ${kill}`, progress);
-      const line = `kill ${kill}: SIGKILL of replica ${victims.join(" and ")} (of ${n}) after ${wait} ms; the others ${
+      const line = `kill ${kill}: SIGKILL of replica ${
+        victims.join(" and ")
+      } (of ${n}) after ${wait} ms (${at} ms after firing); the others ${
         outcome.replace("after it", "after the kill")
       }`;
       console.log(line);

@@ -7,6 +7,7 @@ import { parseConfig } from "../../shared/config.ts";
 import { connectDatabase } from "../../shared/db.ts";
 import { EVENT_SWEEP_AGE_MS, EVENT_SWEEP_EVERY_MS, SWEPT_MESSAGE } from "../../shared/event_outbox.ts";
 import { startFakeTwilio } from "../fakes/fake_servers.ts";
+import { fireFailover, setUpFailover, startFailoverFakes } from "./failover.ts";
 import { Api, fire, type Scenario, type ScenarioSize, setUp } from "./scenario.ts";
 import { delay, freePort, ServiceProcess } from "./service.ts";
 import {
@@ -18,6 +19,7 @@ import {
   spooledPages,
   type TwilioReceipts,
 } from "./verify.ts";
+import { checkFailoverStored, checkFailoverThroughApi } from "./verify_failover.ts";
 import { checkWebhooks, receivedSummary, WATCHED, WebhookReceiver } from "./webhooks.ts";
 
 const TOP_UP_USD = 100;
@@ -56,6 +58,8 @@ export interface RunPlan {
   twilioLatencyMs: number;
   /** What happens to the service (or its database) while the sends run. */
   disrupt: (world: RunWorld) => Promise<void>;
+  /** The disruption takes the database away from the live service (its best-effort writes may fail). */
+  outages?: boolean;
 }
 
 /** The fake Twilio of the run: what it received, and when it last received an SMS. */
@@ -77,6 +81,10 @@ export interface RunWorld {
   maxRecoveryMs: number;
   /** When the last kill or outage happened (late redeliveries and webhook sweeps are waited for after it). */
   lastDisruptionAt: number;
+  /** When the sends were fired (disruptions are logged relative to it). */
+  firedAt: number;
+  /** SMS the failover team's accounts have been handed so far (refused ones too). */
+  failoverHanded(): number;
 }
 
 /** Runs `plan`; answers the problems found (none: it passed) and the data folder. */
@@ -93,6 +101,10 @@ export async function runScenario(plan: RunPlan): Promise<{ problems: string[]; 
       return delay(plan.twilioLatencyMs);
     },
   });
+  // The failover team's two accounts, each on a fake Twilio of its own with the same latency.
+  const failoverFakes = startFailoverFakes(plan.twilioLatencyMs, plan.size.inactiveEvery, () => {
+    lastSmsAt = Date.now();
+  });
   const twilio: Twilio = {
     receipts() {
       const received = new Map<string, number>();
@@ -108,6 +120,7 @@ export async function runScenario(plan: RunPlan): Promise<{ problems: string[]; 
     lastAt: () => lastSmsAt,
   };
   const receiver = new WebhookReceiver();
+  const channelAccountsKey = btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))));
   // The burst spool is Deno KV's (SEND_DEFER_RATE is KV only).
   const spool = plan.engine === "kv";
   // Added to this process's environment; other provider credentials are blanked so that the rest goes to the outbox.
@@ -123,6 +136,7 @@ export async function runScenario(plan: RunPlan): Promise<{ problems: string[]; 
     KV_PATH: `${dir}/kv-${i}.sqlite3`,
     ADMIN_TOKEN: adminToken,
     OTP_TOKEN_SECRET: `crash-otp-${crypto.randomUUID()}`,
+    CHANNEL_ACCOUNTS_KEY: channelAccountsKey,
     DEMO_SEED: "0",
     LOG_LEVEL: "warn",
     // The burst of direct sends (fired at once) goes through the spool: a burst is anything over 20 a second.
@@ -153,20 +167,37 @@ export async function runScenario(plan: RunPlan): Promise<{ problems: string[]; 
     const api = apis[0];
     const setupStarted = Date.now();
     const ids = await setUp(api, plan.size, TOP_UP_USD);
+    const failover = await setUpFailover(
+      api,
+      failoverFakes,
+      { contacts: plan.size.failover, inactiveEvery: plan.size.inactiveEvery },
+      TOP_UP_USD,
+    );
     await api.call("POST", "/api/v1/webhooks", {
       key: ids.apiKey,
       body: { url: receiver.url, events: Object.keys(WATCHED) },
       expect: [201],
     });
-    console.log(`set up ${plan.size.contacts} contacts, templates and the workflow in ${Date.now() - setupStarted} ms`);
+    console.log(
+      `set up ${plan.size.contacts} contacts, templates and the workflow, and the failover team's ` +
+        `${plan.size.failover} contacts, in ${Date.now() - setupStarted} ms`,
+    );
     const fired = Date.now();
+    const [sends, failoverTrigger] = await Promise.all([
+      fire(api, ids.apiKey, ids.workflowId),
+      fireFailover(api, failover.apiKey),
+    ]);
     const s: Scenario = {
       ...ids,
-      ...await fire(api, ids.apiKey, ids.workflowId),
+      ...sends,
+      failover: { ...failover, trigger: failoverTrigger },
       topUpMicros: TOP_UP_USD * 1_000_000,
       size: plan.size,
     };
-    console.log(`fired: ${JSON.stringify(s.triggers)} and ${s.direct.length} direct emails`);
+    console.log(
+      `fired: ${JSON.stringify(s.triggers)}, ${s.direct.length} direct emails and the failover SMS send ` +
+        s.failover.trigger,
+    );
     if (spool) {
       // The direct emails wait in the spool until their drain job comes due (a second after their slot).
       const spooled = await spooledPages(services[0].baseUrl);
@@ -182,6 +213,8 @@ export async function runScenario(plan: RunPlan): Promise<{ problems: string[]; 
       recoveries,
       maxRecoveryMs: plan.maxRecoveryMs,
       lastDisruptionAt: Date.now(),
+      firedAt: fired,
+      failoverHanded: () => failoverFakes.requests(),
     };
     await plan.disrupt(world);
     const deadline = Date.now() + plan.timeoutMs;
@@ -193,14 +226,19 @@ export async function runScenario(plan: RunPlan): Promise<{ problems: string[]; 
       await delay(500);
     }
     console.log(`every send final ${Date.now() - fired} ms after firing`);
+    const [firstCreate, lastCreate] = failoverFakes.createdBetween().map((at) => at - fired);
+    console.log(`the failover accounts' fakes were handed SMS from ${firstCreate} to ${lastCreate} ms after firing`);
     // Nothing may arrive once every send is final (a late redelivered job sending again).
     const before = await newestOutbox(api, s.teamId);
-    const smsBefore = fakeTwilio.requests.length;
+    const smsBefore = fakeTwilio.requests.length + failoverFakes.requests();
     await delay(3_000);
     const after = await newestOutbox(api, s.teamId);
     if (before?.id !== after?.id) problems.push(`messages were still delivered after every send was final`);
-    if (fakeTwilio.requests.length !== smsBefore) problems.push(`SMS were still sent after every send was final`);
+    if (fakeTwilio.requests.length + failoverFakes.requests() !== smsBefore) {
+      problems.push(`SMS were still sent after every send was final`);
+    }
     problems.push(...await checkThroughApi(api, s));
+    problems.push(...await checkFailoverThroughApi(api, s.failover));
     await stopAll(services, problems);
     // Queue messages a kill left "running" come back when KV is opened past their 5 s deadline, and pg-boss
     // runs a job again once its heartbeat is lost: one more start runs every late redelivery, which must
@@ -222,6 +260,9 @@ export async function runScenario(plan: RunPlan): Promise<{ problems: string[]; 
     console.log(`webhooks received: ${receivedSummary(receiver)}; ${swept} events relayed late by the sweep`);
     console.log(`late start: ${late.ok} queue jobs left over from the disruption ran again (${late.error} failed)`);
     problems.push(...(await checkThroughApi(api, s)).map((p) => `after the late redeliveries: ${p}`));
+    problems.push(
+      ...(await checkFailoverThroughApi(api, s.failover)).map((p) => `after the late redeliveries: ${p}`),
+    );
     await stopAll(services, problems);
     const db = await connectDatabase(
       parseConfig({ PGLITE_DIR: `${dir}/pg`, DATABASE_URL: plan.databaseUrl }),
@@ -229,6 +270,11 @@ export async function runScenario(plan: RunPlan): Promise<{ problems: string[]; 
     );
     try {
       problems.push(...await checkStoredData(db.sql, s, twilio.receipts()));
+      problems.push(
+        ...await checkFailoverStored(db.sql, s.failover, failoverFakes.receipts(), {
+          outages: plan.outages ?? false,
+        }),
+      );
       problems.push(...await checkWebhooks(db.sql, s, receiver));
     } finally {
       await db.close();
@@ -238,6 +284,7 @@ export async function runScenario(plan: RunPlan): Promise<{ problems: string[]; 
     for (const service of services) if (service.running) await service.kill().catch(() => {});
   } finally {
     await fakeTwilio.close();
+    await failoverFakes.close();
     await receiver.close();
   }
   console.log("recovery (restart → /healthz ok → delivering again):");

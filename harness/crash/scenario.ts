@@ -1,4 +1,5 @@
 /** The crash test's data and sends, set up through the public and admin APIs of a running service. */
+import type { FailoverScenario } from "./failover.ts";
 
 /** Sizes of the scenario. */
 export interface ScenarioSize {
@@ -8,6 +9,8 @@ export interface ScenarioSize {
   workflow: number;
   /** Every `inactiveEvery`-th contact is inactive: resolved by the sends but filtered. */
   inactiveEvery: number;
+  /** Contacts of the failover team, each with a phone (its SMS send goes to them all: failover.ts). */
+  failover: number;
 }
 
 /** What the scenario created and fired. */
@@ -22,6 +25,8 @@ export interface Scenario {
    * SEND_DEFER_RATE, so they are accepted into the burst spool and drained from it (spool.ts).
    */
   direct: string[];
+  /** The second team's SMS send through two accounts of its own (failover.ts). */
+  failover: FailoverScenario;
   topUpMicros: number;
   size: ScenarioSize;
 }

@@ -11,7 +11,8 @@ import { type Api, contactOf, directAddress, NAMES, type Scenario } from "./scen
 export const SMS_MICROS = 7_500;
 
 /** Why an SMS that a killed pass handed to Twilio is failed rather than sent again (worker/handoff.ts). */
-const MAY_HAVE_SENT = "Cannot send sms: the service stopped while twilio was sending it, so it may have been sent; " +
+export const MAY_HAVE_SENT =
+  "Cannot send sms: the service stopped while twilio was sending it, so it may have been sent; " +
   "it is not tried again (a second try could send it twice)";
 
 /** What the fake Twilio saw, by phone number: how many create requests, and the sid of each message it created. */
@@ -69,8 +70,9 @@ function expectations(s: Scenario) {
 
 /** True when every trigger of the scenario is final (completed or failed). */
 export async function allFinal(api: Api, s: Scenario): Promise<boolean> {
-  for (const id of [...Object.values(s.triggers), ...s.direct]) {
-    const t = await api.call<TriggerAnswer>("GET", `/api/v1/triggers/${id}`, { key: s.apiKey });
+  const ids: [string, string][] = [...Object.values(s.triggers), ...s.direct].map((id) => [id, s.apiKey]);
+  for (const [id, key] of [...ids, [s.failover.trigger, s.failover.apiKey]]) {
+    const t = await api.call<TriggerAnswer>("GET", `/api/v1/triggers/${id}`, { key });
     if (t.status !== "completed" && t.status !== "failed") return false;
   }
   return true;
@@ -150,25 +152,31 @@ export async function checkStoredData(db: Db, s: Scenario, twilio: TwilioReceipt
   if (wrongSteps.length > 0) {
     problems.push(`workflow: ${wrongSteps.length} executions ran ${wrongSteps[0].steps} steps, expected 2`);
   }
+  problems.push(...await checkWallet(db, s.teamId, s.topUpMicros - SMS_MICROS * sms.sent, "wallet"));
+  return problems;
+}
+
+/**
+ * A team's wallet from its stored rows: the balance equals its ledger and `want`, and what the ledger
+ * charged (less refunds) equals the costs its messages record. Problems are named by `label`.
+ */
+export async function checkWallet(db: Db, teamId: string, want: number, label: string): Promise<string[]> {
   const [wallet]: [{ balance: number; ledger: number; charged: number; recorded: number } | undefined] = await db`
     select w.balance_micros::bigint as balance,
       (select coalesce(sum(amount_micros), 0)::bigint from wallet_ledger l where l.team_id = w.team_id) as ledger,
       (select coalesce(sum(-amount_micros), 0)::bigint from wallet_ledger l
         where l.team_id = w.team_id and l.kind in ('charge', 'refund')) as charged,
       (select coalesce(sum(cost_micros), 0)::bigint from messages m where m.team_id = w.team_id) as recorded
-    from wallets w where w.team_id = ${s.teamId}`;
-  if (!wallet) {
-    problems.push("wallet: none");
-  } else {
-    if (wallet.balance !== wallet.ledger) {
-      problems.push(`wallet: balance ${wallet.balance} µ$ but the ledger sums to ${wallet.ledger} µ$`);
-    }
-    if (wallet.charged !== wallet.recorded) {
-      problems.push(`wallet: charged ${wallet.charged} µ$ but messages record costs of ${wallet.recorded} µ$`);
-    }
-    const want = s.topUpMicros - SMS_MICROS * sms.sent;
-    if (wallet.balance !== want) problems.push(`wallet: balance ${wallet.balance} µ$, expected ${want} µ$`);
+    from wallets w where w.team_id = ${teamId}`;
+  if (!wallet) return [`${label}: none`];
+  const problems: string[] = [];
+  if (wallet.balance !== wallet.ledger) {
+    problems.push(`${label}: balance ${wallet.balance} µ$ but the ledger sums to ${wallet.ledger} µ$`);
   }
+  if (wallet.charged !== wallet.recorded) {
+    problems.push(`${label}: charged ${wallet.charged} µ$ but messages record costs of ${wallet.recorded} µ$`);
+  }
+  if (wallet.balance !== want) problems.push(`${label}: balance ${wallet.balance} µ$, expected ${want} µ$`);
   return problems;
 }
 

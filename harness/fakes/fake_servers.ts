@@ -268,7 +268,9 @@ export interface FakeTwilio extends FakeServer {
  * `DateSent>` and `DateSent<` and paged by `PageSize`/`Page`, in Twilio's page shape. `errors` (by
  * `To`) is read at each request, a create's or a list's; a message it accepts is created and
  * answered once `hold(to)` resolves (a test's stand-in for a process that dies before it reads the
- * answer: Twilio has the message all the same).
+ * answer: Twilio has the message all the same). `failCreate(to)`, asked after the hold, refuses a
+ * create with the error it answers while the list still reads: an account that turns some messages
+ * away as slowly as it takes the others, so that its failures and successes keep their order.
  */
 export function startFakeTwilio(
   options: {
@@ -276,6 +278,7 @@ export function startFakeTwilio(
     authToken: string;
     errors?: Record<string, TwilioErrorBody>;
     hold?: (to: string) => Promise<void> | undefined;
+    failCreate?: (to: string) => TwilioErrorBody | undefined;
   },
 ): FakeTwilio {
   const twilioError = (e: TwilioErrorBody) =>
@@ -318,6 +321,8 @@ export function startFakeTwilio(
     const error = options.errors?.[to];
     if (error) return twilioError(error);
     await options.hold?.(to);
+    const refusal = options.failCreate?.(to);
+    if (refusal) return twilioError(refusal);
     const now = new Date().toUTCString();
     const sid = `SM${randomHex(16)}`;
     const created: FakeTwilioMessage = {
