@@ -25,7 +25,8 @@ import { sendAll, type ToSend } from "./handoff.ts";
 import { handOverLog } from "./hand_over_log.ts";
 import { deleteDeviceTokens } from "./recipients.ts";
 import { earliest } from "./hold.ts";
-import { type AccountHolders, accountHolders, routeThroughAccounts } from "./failover_send.ts";
+import { accountHolders, routeThroughAccounts } from "./failover_send.ts";
+import type { AccountHolders } from "../shared/channel_accounts.ts";
 
 /** Where a message stands once a delivery pass is over. */
 export type FinalStatus = MessageStatus;

@@ -9,6 +9,7 @@
 import type { Deps } from "../shared/deps.ts";
 import { asJson } from "../shared/db.ts";
 import { log } from "../shared/log.ts";
+import { type AccountHolders, holdersAmong } from "../shared/channel_accounts.ts";
 import { failoverAccounts } from "../shared/providers/account_providers.ts";
 import { CircuitBreakers } from "../shared/providers/circuit_breaker.ts";
 import {
@@ -17,7 +18,7 @@ import {
   type FailoverResult,
   sendWithFailover,
 } from "../shared/providers/failover.ts";
-import type { Channel, ProviderError } from "../shared/providers/types.ts";
+import type { ProviderError } from "../shared/providers/types.ts";
 import type { Prepared } from "./prepare.ts";
 import {
   failure,
@@ -39,26 +40,14 @@ interface Route {
   failoverOnTimeout: boolean;
 }
 
-/** Which teams of a pass hold channel accounts for which channels. */
-export interface AccountHolders {
-  has(teamId: string, channel: Channel): boolean;
-}
-
-const NO_HOLDERS: AccountHolders = { has: () => false };
-
 /**
- * The (team, channel) pairs of the pass's live messages that have channel accounts: one indexed
- * query, or none without CHANNEL_ACCOUNTS_KEY or live messages to send. Read once per pass, before
- * its recording transaction: it decides both how a message is recorded (deliver.ts) and how it is
- * handed over.
+ * The (team, channel) pairs of the pass's live messages that have channel accounts (see
+ * holdersAmong). Read once per pass, before its recording transaction: it decides both how a
+ * message is recorded (deliver.ts) and how it is handed over.
  */
 export async function accountHolders(deps: Deps, items: readonly Prepared[]): Promise<AccountHolders> {
-  const teamIds = [...new Set(items.filter((p) => !p.sandbox && p.message && !p.outcome).map((p) => p.team_id))];
-  if (!deps.config.CHANNEL_ACCOUNTS_KEY || teamIds.length === 0) return NO_HOLDERS;
-  const rows = await deps.sql<{ team_id: string; channel: Channel }[]>`
-    select distinct team_id::text, channel from team_channel_accounts where team_id = any(${teamIds}::uuid[])`;
-  const pairs = new Set(rows.map((r) => `${r.team_id}\0${r.channel}`));
-  return { has: (teamId, channel) => pairs.has(`${teamId}\0${channel}`) };
+  const live = items.filter((p) => !p.sandbox && p.message && !p.outcome);
+  return await holdersAmong(deps, [...new Set(live.map((p) => p.team_id))]);
 }
 
 /**
