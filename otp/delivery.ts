@@ -8,6 +8,11 @@ import { toUsd } from "../shared/money.ts";
 import { balanceMicros, charge, refund } from "../shared/wallet.ts";
 import type { OtpChannel } from "./codes.ts";
 import { outboxForWantOfProvider } from "../shared/providers/registry.ts";
+import { holdersAmong } from "../shared/channel_accounts.ts";
+import { failoverAccounts } from "../shared/providers/account_providers.ts";
+import { CircuitBreakers } from "../shared/providers/circuit_breaker.ts";
+import { sendWithFailover } from "../shared/providers/failover.ts";
+import type { OutboundMessage } from "../shared/providers/types.ts";
 import { deliveryCost } from "./pricing.ts";
 import { closeOtpConversations, openOtpConversation } from "./conversations.ts";
 import { conversationCharge } from "../shared/sending/conversations.ts";
@@ -23,7 +28,12 @@ export interface PlannedMessage {
   message: RenderedOtp;
   /** Micro-dollars. */
   cost: number;
+  /** The team has channel accounts of its own for the channel: a live message goes through them. */
+  ownAccounts: boolean;
 }
+
+/** The circuit of each team account this process sends OTP messages through. */
+const breakers = new CircuitBreakers();
 
 /** What a session's messages are made of. */
 export interface MessageInput {
@@ -46,6 +56,9 @@ export interface ChannelResult {
 
 /** Chooses the template of each channel and renders its message with the code. */
 export async function planMessages(deps: Deps, teamId: string, input: MessageInput): Promise<PlannedMessage[]> {
+  // A team's accounts come first on any channel, as for its other live messages (worker/failover_send.ts):
+  // asked once per request, and not at all without CHANNEL_ACCOUNTS_KEY.
+  const holders = await holdersAmong(deps, [teamId]);
   return await Promise.all(input.channels.map(async (channel) => {
     const to = input.recipients[channel]!;
     const variables = {
@@ -61,9 +74,11 @@ export async function planMessages(deps: Deps, teamId: string, input: MessageInp
       template = builtIn(template);
       message = renderOtp(template, variables)!;
     }
+    const ownAccounts = holders.has(teamId, channel);
     // Kept in the outbox for want of a provider: the delivery is free (the verification fee is not).
-    const cost = outboxForWantOfProvider(deps, channel, false) ? 0 : deliveryCost(deps.config, channel, message.text);
-    return { id: newUlid(), channel, to, template, message, cost };
+    const outboxed = outboxForWantOfProvider(deps, channel, false) && !ownAccounts;
+    const cost = outboxed ? 0 : deliveryCost(deps.config, channel, message.text);
+    return { id: newUlid(), channel, to, template, message, cost, ownAccounts };
   }));
 }
 
@@ -148,20 +163,22 @@ async function sendOne(
       return result;
     }
   }
+  const message: OutboundMessage = {
+    id,
+    teamId,
+    channel: plan.channel,
+    to: plan.to,
+    from: plan.template.from,
+    fromName: plan.template.fromName,
+    subject: plan.message.subject,
+    html: plan.message.html,
+    text: plan.message.text,
+    priority: "high",
+    triggerId: result.trigger_id,
+  };
   try {
-    await deps.providers.get(plan.channel, { sandbox: options.sandbox }).send({
-      id,
-      teamId,
-      channel: plan.channel,
-      to: plan.to,
-      from: plan.template.from,
-      fromName: plan.template.fromName,
-      subject: plan.message.subject,
-      html: plan.message.html,
-      text: plan.message.text,
-      priority: "high",
-      triggerId: result.trigger_id,
-    });
+    if (plan.ownAccounts && !options.sandbox) await sendThroughAccounts(deps, teamId, message);
+    else await deps.providers.get(plan.channel, { sandbox: options.sandbox }).send(message);
     result.success = true;
   } catch (err) {
     log("warn", "otp message not sent", { team_id: teamId, channel: plan.channel, error: String(err) });
@@ -171,6 +188,21 @@ async function sendOne(
     }
   }
   return result;
+}
+
+/**
+ * Sends a live message through the team's accounts, then the service's provider (failoverAccounts),
+ * as the worker does; throws the last error when none took it. Nothing is resumed after a crash: the
+ * code is asked for again.
+ */
+async function sendThroughAccounts(deps: Deps, teamId: string, message: OutboundMessage): Promise<void> {
+  const route = await failoverAccounts(deps, teamId, message.channel);
+  const result = await sendWithFailover(message, route.accounts, {
+    breakers,
+    failoverOnTimeout: route.failoverOnTimeout,
+    now: deps.now,
+  });
+  if (!result.sent) throw result.error ?? new Error("No account can carry this message");
 }
 
 /**

@@ -4,6 +4,7 @@
  * provider (shared/providers/failover.ts). Credentials are kept only sealed (shared/secret_box.ts).
  */
 import type { Db, Sql } from "./db.ts";
+import type { Deps } from "./deps.ts";
 import { asJson } from "./db.ts";
 import { AppError } from "./errors.ts";
 import { type AccountProviderName, maskCredentials } from "./providers/credentials.ts";
@@ -95,6 +96,29 @@ export async function putChannelAccounts(
     if (rows.length > 0) await tx`insert into team_channel_accounts ${tx(rows)}`;
   });
   return await listChannelAccounts(sql, teamId, channel);
+}
+
+/** Which teams hold channel accounts for which channels. */
+export interface AccountHolders {
+  has(teamId: string, channel: Channel): boolean;
+}
+
+const NO_HOLDERS: AccountHolders = { has: () => false };
+
+/**
+ * Which of `teamIds` hold channel accounts for which channels, as the delivery path uses them: one
+ * indexed query, or none without teams or without CHANNEL_ACCOUNTS_KEY (then no account can be opened,
+ * so none carries a message).
+ */
+export async function holdersAmong(
+  deps: Pick<Deps, "sql" | "config">,
+  teamIds: readonly string[],
+): Promise<AccountHolders> {
+  if (!deps.config.CHANNEL_ACCOUNTS_KEY || teamIds.length === 0) return NO_HOLDERS;
+  const rows = await deps.sql<{ team_id: string; channel: Channel }[]>`
+    select distinct team_id::text, channel from team_channel_accounts where team_id = any(${teamIds}::uuid[])`;
+  const pairs = new Set(rows.map((r) => `${r.team_id}\0${r.channel}`));
+  return { has: (teamId, channel) => pairs.has(`${teamId}\0${channel}`) };
 }
 
 /** A team's accounts of `channel`, in priority order, credentials masked (needs no key). */

@@ -25,7 +25,8 @@ import { sendAll, type ToSend } from "./handoff.ts";
 import { handOverLog } from "./hand_over_log.ts";
 import { deleteDeviceTokens } from "./recipients.ts";
 import { earliest } from "./hold.ts";
-import { routeThroughAccounts } from "./failover_send.ts";
+import { accountHolders, routeThroughAccounts } from "./failover_send.ts";
+import type { AccountHolders } from "../shared/channel_accounts.ts";
 
 /** Where a message stands once a delivery pass is over. */
 export type FinalStatus = MessageStatus;
@@ -71,7 +72,8 @@ class Resume extends Error {}
 /**
  * Delivers prepared messages exactly once per (execution, recipient):
  * 1. in one transaction: record the new messages in one INSERT (outbox messages as sent, their
- *    outbox copy in the same row; others pending), charge the wallet for them (one statement per
+ *    outbox copy in the same row; others pending, live ones of a channel with no provider too
+ *    when their team has channel accounts for it), charge the wallet for them (one statement per
  *    team; message by message only when the total does not fit, failing those that cannot be paid,
  *    so the balance never goes below zero; WhatsApp once per conversation: conversations.ts).
  *    The first try assumes nothing was recorded before; when the INSERT meets rows of an earlier
@@ -94,11 +96,14 @@ export async function deliver(
 ): Promise<DeliveryResult> {
   const items = withoutNul(prepared);
   // Whose webhooks want the outcomes, read before the transactions that stage them (see event_outbox.ts).
-  const listeners = await listenersOf(deps, items.map((p) => p.team_id));
+  const [listeners, holders] = await Promise.all([
+    listenersOf(deps, items.map((p) => p.team_id)),
+    accountHolders(deps, items),
+  ]);
   let recorded: Recorded | undefined;
   for (let attempt = 0; !recorded; attempt++) {
     try {
-      recorded = await deps.sql.begin((tx) => record(deps, tx, items, attempt > 0, listeners));
+      recorded = await deps.sql.begin((tx) => record(deps, tx, items, attempt > 0, { listeners, holders }));
     } catch (err) {
       if (isDataRefusal(err)) return await deliverApart(deps, items, options, err);
       if (!(err instanceof Resume) || attempt >= 3) throw err;
@@ -108,7 +113,7 @@ export async function deliver(
   balancesChanged(new Set(items.filter((p) => p.cost > 0 && !p.sandbox).map((p) => p.team_id)));
   const { statuses, toSend, resumed } = recorded;
   const staged = [...recorded.staged];
-  await routeThroughAccounts(deps, toSend);
+  await routeThroughAccounts(deps, toSend, holders);
   const outcomes = await sendAll(toSend, handOverLog(deps, listeners, staged));
   let pending = 0;
   let retryAfterMs: number | undefined;
@@ -250,7 +255,7 @@ async function record(
   tx: Db,
   items: Prepared[],
   resume: boolean,
-  listeners: Listeners,
+  { listeners, holders }: { listeners: Listeners; holders: AccountHolders },
 ): Promise<Recorded> {
   const stored = resume ? await findStored(tx, items) : new Map<string, Stored>();
   const statuses = new Map<string, FinalStatus>();
@@ -283,11 +288,15 @@ async function record(
   for (const p of fresh) {
     const provider = p.outcome || !p.message ? undefined : deps.providers.get(p.channel, { sandbox: p.sandbox });
     if (provider) providers.set(p, provider);
-    if (provider === deps.providers.outbox && outboxForWantOfProvider(deps, p.channel, p.sandbox)) unbilled.add(p);
+    // A live message of a channel with no provider goes through its team's own accounts when it has
+    // some, like any live message (pending, charged); else it is kept in the outbox.
+    const ownAccounts = provider === deps.providers.outbox && !p.sandbox && holders.has(p.team_id, p.channel);
+    const outboxed = provider === deps.providers.outbox && !ownAccounts;
+    if (outboxed && outboxForWantOfProvider(deps, p.channel, p.sandbox)) unbilled.add(p);
     // A held message waits pending, even for the outbox (which records the others sent at once).
     const status: FinalStatus = p.outcome?.status ??
-      (!p.message ? "failed" : provider === deps.providers.outbox && !p.held_until ? "sent" : "pending");
-    const outboxed = status === "sent" ? outboxContent(p.message!) : undefined;
+      (!p.message ? "failed" : outboxed && !p.held_until ? "sent" : "pending");
+    const copy = status === "sent" ? outboxContent(p.message!) : undefined;
     rows.push({
       id: p.id,
       execution_id: p.execution_id,
@@ -295,14 +304,15 @@ async function record(
       to_address: p.to_address,
       contact_id: p.contact_id,
       status,
-      provider: provider?.name ?? null,
-      provider_message_id: outboxed ? outboxMessageId(p.id) : null,
+      // Through the team's accounts: the provider is named once one of them has sent it.
+      provider: ownAccounts ? null : provider?.name ?? null,
+      provider_message_id: copy ? outboxMessageId(p.id) : null,
       cost_micros: status === "failed" || status === "filtered" || unbilled.has(p) ? 0 : p.cost,
       error: p.outcome?.error ?? (p.message ? null : "Nothing to send"),
-      sent_at: outboxed ? now : null,
-      in_outbox: outboxed !== undefined,
-      outbox_subject: outboxed?.subject ?? null,
-      outbox_body: outboxed?.body ?? null,
+      sent_at: copy ? now : null,
+      in_outbox: copy !== undefined,
+      outbox_subject: copy?.subject ?? null,
+      outbox_body: copy?.body ?? null,
       missing_variables: p.missing?.join(",") ?? null,
       note: unbilled.has(p) ? noProviderNote(p.channel) : null,
       held_until: status === "pending" && p.held_until ? new Date(p.held_until) : null,

@@ -1,13 +1,15 @@
 /**
  * The delivery pass's hand-over for teams with channel accounts of their own: each message goes
- * through sendWithFailover() over the team's accounts (the service's default provider last), and
- * its row records, before each hand-over, which account it is being handed to. A pass that dies
- * mid-failover is resumed by asking only that account (its log, or the same idempotent request),
- * never another: a second provider must not deliver what the first may have delivered.
+ * through sendWithFailover() over the team's accounts (the service's default provider last, when
+ * one is configured: the outbox is no failover target), and its row records, before each
+ * hand-over, which account it is being handed to. A pass that dies mid-failover is resumed by
+ * asking only that account (its log, or the same idempotent request), never another: a second
+ * provider must not deliver what the first may have delivered.
  */
 import type { Deps } from "../shared/deps.ts";
 import { asJson } from "../shared/db.ts";
 import { log } from "../shared/log.ts";
+import { type AccountHolders, holdersAmong } from "../shared/channel_accounts.ts";
 import { failoverAccounts } from "../shared/providers/account_providers.ts";
 import { CircuitBreakers } from "../shared/providers/circuit_breaker.ts";
 import {
@@ -16,7 +18,8 @@ import {
   type FailoverResult,
   sendWithFailover,
 } from "../shared/providers/failover.ts";
-import type { Channel, ProviderError } from "../shared/providers/types.ts";
+import type { ProviderError } from "../shared/providers/types.ts";
+import type { Prepared } from "./prepare.ts";
 import {
   failure,
   HAND_OVER_WINDOW_MS,
@@ -38,36 +41,36 @@ interface Route {
 }
 
 /**
+ * The (team, channel) pairs of the pass's live messages that have channel accounts (see
+ * holdersAmong). Read once per pass, before its recording transaction: it decides both how a
+ * message is recorded (deliver.ts) and how it is handed over.
+ */
+export async function accountHolders(deps: Deps, items: readonly Prepared[]): Promise<AccountHolders> {
+  const live = items.filter((p) => !p.sandbox && p.message && !p.outcome);
+  return await holdersAmong(deps, [...new Set(live.map((p) => p.team_id))]);
+}
+
+/**
  * Gives each live message of a team with channel accounts for its channel the failover hand-over
  * (and any message a pass handed to an account: it is resumed there). The accounts are read once
- * per team and channel per pass; a pass none of whose teams has accounts costs one indexed query,
- * or none without CHANNEL_ACCOUNTS_KEY, and its messages keep the default hand-over.
+ * per team and channel per pass; the messages of the others keep the default hand-over.
  */
-export async function routeThroughAccounts(deps: Deps, toSend: ToSend[]): Promise<void> {
-  // Sandbox and outbox messages are never here: they are recorded sent (to the outbox) in the pass's INSERT.
-  const live = toSend.filter((t) => !t.p.sandbox && t.provider !== deps.providers.outbox);
+export async function routeThroughAccounts(deps: Deps, toSend: ToSend[], holders: AccountHolders): Promise<void> {
+  // Sandbox messages always go to the outbox; so do live ones of a channel with no provider (held
+  // ones, the others were recorded sent) whose team has no accounts for it.
+  const live = toSend.filter((t) => !t.p.sandbox);
   if (live.length === 0) return;
   const keyOf = (t: ToSend) => `${t.p.team_id}\0${t.p.channel}`;
-  const withAccounts = deps.config.CHANNEL_ACCOUNTS_KEY
-    ? await pairsWithAccounts(deps, [...new Set(live.map((t) => t.p.team_id))])
-    : new Set<string>();
   const routes = new Map<string, Promise<Route>>();
   for (const t of live) {
+    if (!holders.has(t.p.team_id, t.p.channel) && t.handedAccount === undefined) continue;
     const key = keyOf(t);
-    if (!withAccounts.has(key) && t.handedAccount === undefined) continue;
     let route = routes.get(key);
     if (!route) routes.set(key, route = failoverAccounts(deps, t.p.team_id, t.p.channel));
     t.handOver = async (context) => await handOverWithFailover(deps, t, await route, context);
   }
   // Read before the hand-overs begin, so that one that cannot be read fails the pass before any is sent.
   await Promise.all(routes.values());
-}
-
-/** The (team, channel) pairs of `teamIds` that have channel accounts. */
-async function pairsWithAccounts(deps: Deps, teamIds: string[]): Promise<Set<string>> {
-  const rows = await deps.sql<{ team_id: string; channel: Channel }[]>`
-    select distinct team_id::text, channel from team_channel_accounts where team_id = any(${teamIds}::uuid[])`;
-  return new Set(rows.map((r) => `${r.team_id}\0${r.channel}`));
 }
 
 /** Another pass claimed the message between two of this pass's hand-overs. */

@@ -4,7 +4,6 @@ import type { ContactRow } from "../../shared/contacts/queries.ts";
 import type { Deps, Team } from "../../shared/deps.ts";
 import { NotFoundError, RateLimitError, ValidationError } from "../../shared/errors.ts";
 import type { AppEnv } from "../../shared/http/env.ts";
-import { outboxForWantOfProvider } from "../../shared/providers/registry.ts";
 import type { Channel } from "../../shared/providers/types.ts";
 import {
   checkSender,
@@ -14,6 +13,7 @@ import {
   ensureAffordable,
   fanOutRecipient,
   newSendSpec,
+  outboxedChannels,
   required,
   scheduledFor,
   sendingService,
@@ -159,18 +159,6 @@ export function addTriggerRoute(app: OpenAPIHono<AppEnv>, deps: Deps): void {
       });
       const fallbacks = await fallbackContents(service, team, body, { recipient, contents });
       const variables = variablesOf(body.variables);
-      if (!c.get("apiKey").test) {
-        const info = contact ? contactInfo(contact) : {};
-        // Channels without a provider keep their live messages in the outbox, free (see outboxForWantOfProvider).
-        const total = contents.filter((content) => !outboxForWantOfProvider(deps, content.channel, false)).reduce(
-          (sum, content) =>
-            sum +
-            costOfOne(deps.config, content, templates.get(content.channel), variables, info, info.phone ?? undefined),
-          0,
-        );
-        await ensureAffordable(service, team.id, total);
-      }
-
       const spec = withFallbacks(
         newSendSpec({
           team_id: team.id,
@@ -186,7 +174,19 @@ export function addTriggerRoute(app: OpenAPIHono<AppEnv>, deps: Deps): void {
         fallbacks,
         body,
       );
-      const warnings = await sendWarnings(service, spec);
+      // A channel whose live messages are kept in the outbox for want of a provider is free.
+      const outboxed = await outboxedChannels(service, spec);
+      if (!spec.sandbox) {
+        const info = contact ? contactInfo(contact) : {};
+        const total = contents.filter((content) => !outboxed.has(content.channel)).reduce(
+          (sum, content) =>
+            sum +
+            costOfOne(deps.config, content, templates.get(content.channel), variables, info, info.phone ?? undefined),
+          0,
+        );
+        await ensureAffordable(service, team.id, total);
+      }
+      const warnings = await sendWarnings(service, spec, outboxed);
       await service.acceptor.accept(spec, now);
       const scheduled = spec.scheduled_for !== null;
       return c.json({

@@ -9,6 +9,7 @@ import {
   ensureAffordable,
   fanOutRecipient,
   newSendSpec,
+  outboxedChannels,
   required,
   scheduledFor,
   type ScheduleFields,
@@ -16,7 +17,6 @@ import {
   sendingService,
   sendWarnings,
 } from "../../shared/sending/accept.ts";
-import { outboxForWantOfProvider } from "../../shared/providers/registry.ts";
 import type { Content, Recipient } from "../../shared/sending/spec.ts";
 import type { ContactRow } from "../../shared/contacts/queries.ts";
 import { AcceptedSend, errors } from "../messages/schemas.ts";
@@ -138,11 +138,12 @@ async function acceptSend<B extends SendFields>(
     fallbacks,
     body,
   );
-  // A live message with no provider for its channel is kept in the outbox, free: no wallet to check.
-  if (send.cost && !spec.sandbox && !outboxForWantOfProvider(service.deps, route.channel, false)) {
+  // A live message kept in the outbox for want of a provider is free: no wallet to check.
+  const outboxed = await outboxedChannels(service, spec);
+  if (send.cost && !spec.sandbox && !outboxed.has(route.channel)) {
     await ensureAffordable(service, team.id, send.cost(spec.variables));
   }
-  const warnings = await sendWarnings(service, spec);
+  const warnings = await sendWarnings(service, spec, outboxed);
   await service.acceptor.accept(spec, now);
   const accepted = acceptedBody(spec, now, { delayMs: route.delayMs, executionFields: route.executionFields });
   return warnings.length > 0 ? { ...accepted, warnings } : accepted;

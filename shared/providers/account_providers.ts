@@ -1,6 +1,6 @@
 /**
  * The provider clients of a team's channel accounts, in the order failover tries them, with the
- * service's default provider last (shared/providers/failover.ts).
+ * service's default provider, when one is configured, last (shared/providers/failover.ts).
  */
 import { type ChannelAccount, channelAccountsKey, loadChannelAccounts } from "../channel_accounts.ts";
 import type { Config } from "../config.ts";
@@ -11,7 +11,7 @@ import { createApnsProvider } from "./apns.ts";
 import type { CredentialsOf } from "./credentials.ts";
 import type { FailoverAccount } from "./failover.ts";
 import { createFcmProvider } from "./fcm.ts";
-import type { Providers } from "./registry.ts";
+import { hasDefaultProvider, type Providers } from "./registry.ts";
 import { createResendProvider } from "./resend.ts";
 import { createSesProvider } from "./ses.ts";
 import { createSmtpProvider } from "./smtp.ts";
@@ -95,19 +95,20 @@ function pushFilter(account: ChannelAccount): ((message: OutboundMessage) => boo
 
 /**
  * What failover takes for a live message of `teamId` on `channel`: the team's accounts in priority
- * order, then the service's default provider (`default:<channel>`), and whether the team lets a
- * timed-out hand-over go on to the next. Without CHANNEL_ACCOUNTS_KEY, the default alone.
+ * order, then the service's default provider (`default:<channel>`) when one is configured, and
+ * whether the team lets a timed-out hand-over go on to the next. The outbox is never a failover
+ * target: a message the team's accounts refused would otherwise be recorded sent without being
+ * sent. Without CHANNEL_ACCOUNTS_KEY, the default alone.
  */
 export async function failoverAccounts(
   deps: { sql: Db; config: Config; providers: Providers },
   teamId: string,
   channel: Channel,
 ): Promise<{ accounts: FailoverAccount[]; failoverOnTimeout: boolean }> {
-  const fallback: FailoverAccount = {
-    id: `default:${channel}`,
-    provider: deps.providers.get(channel, { sandbox: false }),
-  };
-  if (!deps.config.CHANNEL_ACCOUNTS_KEY) return { accounts: [fallback], failoverOnTimeout: false };
+  const fallback: FailoverAccount[] = hasDefaultProvider(deps.providers, channel)
+    ? [{ id: `default:${channel}`, provider: deps.providers.get(channel, { sandbox: false }) }]
+    : [];
+  if (!deps.config.CHANNEL_ACCOUNTS_KEY) return { accounts: fallback, failoverOnTimeout: false };
   const key = await channelAccountsKey(deps.config.CHANNEL_ACCOUNTS_KEY);
   let team: Awaited<ReturnType<typeof loadChannelAccounts>>;
   try {
@@ -119,12 +120,12 @@ export async function failoverAccounts(
       channel,
       error: String(error),
     });
-    return { accounts: [fallback], failoverOnTimeout: false };
+    return { accounts: fallback, failoverOnTimeout: false };
   }
   const accounts = team.accounts.map((a): FailoverAccount => ({
     id: a.id,
     provider: accountProvider(a),
     canSend: pushFilter(a),
   }));
-  return { accounts: [...accounts, fallback], failoverOnTimeout: team.failoverOnTimeout };
+  return { accounts: [...accounts, ...fallback], failoverOnTimeout: team.failoverOnTimeout };
 }

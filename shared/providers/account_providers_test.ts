@@ -11,15 +11,34 @@ import {
   randomHex,
   startFakeApns,
   startFakeFcm,
+  startFakeResend,
   startFakeTwilio,
 } from "../../harness/fakes/fake_servers.ts";
 import { startFakeVonage } from "../../harness/fakes/fake_vonage.ts";
-import type { OutboundMessage } from "./types.ts";
+import type { Deps } from "../deps.ts";
+import type { OutboundMessage, Provider } from "./types.ts";
+
+/** `deps` whose live SMS go to a provider of the service's own (never called here). */
+function withDefaultSms(deps: Deps): Deps {
+  const sms: Provider = {
+    name: "default-sms",
+    resendable: false,
+    send: () => Promise.reject(new Error("Cannot send: the default provider is not used here")),
+  };
+  const providers = deps.providers;
+  return {
+    ...deps,
+    providers: {
+      outbox: providers.outbox,
+      get: (channel, options) => channel === "sms" && !options.sandbox ? sms : providers.get(channel, options),
+    },
+  };
+}
 
 dbTest(
   "failoverAccounts() gives a team's stored accounts in order, then the default; Twilio 503 goes to Vonage",
   async () => {
-    const deps = await testDeps();
+    const deps = withDefaultSms(await testDeps());
     const { team } = await testTeam(deps);
     const to = `+4477009${String(Date.now() % 10_000_000).padStart(7, "0")}`;
     const twilio = { accountSid: `AC${randomHex(16)}`, authToken: randomHex(16) };
@@ -45,11 +64,7 @@ dbTest(
 
     const { accounts, failoverOnTimeout } = await failoverAccounts(deps, team.id, "sms");
     assert.equal(failoverOnTimeout, false);
-    assert.deepEqual(accounts.map((a) => a.provider.name), [
-      "twilio",
-      "vonage",
-      deps.providers.get("sms", { sandbox: false }).name,
-    ]);
+    assert.deepEqual(accounts.map((a) => a.provider.name), ["twilio", "vonage", "default-sms"]);
     assert.equal(accounts[2].id, "default:sms");
 
     const message: OutboundMessage = {
@@ -73,18 +88,32 @@ dbTest(
 dbTest(
   "failoverAccounts() without CHANNEL_ACCOUNTS_KEY, or for a team with none, is the default provider alone",
   async () => {
-    const deps = await testDeps();
+    const deps = withDefaultSms(await testDeps());
     const { team } = await testTeam(deps);
-    const none = await failoverAccounts(deps, team.id, "email");
-    assert.deepEqual(none.accounts.map((a) => a.id), ["default:email"]);
+    const none = await failoverAccounts(deps, team.id, "sms");
+    assert.deepEqual(none.accounts.map((a) => a.id), ["default:sms"]);
     const keyless = await failoverAccounts(
       { ...deps, config: { ...deps.config, CHANNEL_ACCOUNTS_KEY: undefined } },
       team.id,
-      "email",
+      "sms",
     );
-    assert.deepEqual(keyless.accounts.map((a) => a.id), ["default:email"]);
+    assert.deepEqual(keyless.accounts.map((a) => a.id), ["default:sms"]);
   },
 );
+
+dbTest("failoverAccounts() never ends with the outbox, where no provider is configured", async () => {
+  const deps = await testDeps();
+  assert.equal(deps.providers.get("email", { sandbox: false }), deps.providers.outbox);
+  const { team } = await testTeam(deps);
+  await using resend = startFakeResend({ apiKey: "re_team" });
+  const key = await channelAccountsKey(deps.config.CHANNEL_ACCOUNTS_KEY);
+  const [stored] =
+    (await putChannelAccounts(deps.sql, key, { teamId: team.id, channel: "email", failoverOnTimeout: false }, [
+      { provider: "resend", credentials: { api_key: "re_team" }, base_url: resend.url },
+    ])).accounts;
+  assert.deepEqual((await failoverAccounts(deps, team.id, "email")).accounts.map((a) => a.id), [stored.id]);
+  assert.deepEqual((await failoverAccounts(deps, team.id, "sms")).accounts, [], "a team with none: nothing");
+});
 
 dbTest(
   "a team's push accounts each take their own service's tokens: an APNs token passes over the FCM account",

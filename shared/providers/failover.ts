@@ -98,6 +98,11 @@ export async function sendWithFailover(
       return { attempts, error: lastError };
     }
   }
+  if (!lastError && attempts.length === 0) {
+    // No account can carry it (none left, or none of its push service), and no default provider
+    // was given: trying again cannot help.
+    return { attempts, error: new ProviderError(`Cannot send ${message.channel}: no account can carry this message`) };
+  }
   if (!lastError) {
     const error = new ProviderError(`Cannot send ${message.channel}: every account's circuit is open`, {
       temporary: true,

@@ -167,6 +167,19 @@ Deno.test("sendWithFailover() passes over an account that cannot carry the messa
   assert.deepEqual(handed, [second.account.id]);
 });
 
+Deno.test("sendWithFailover() fails for good when no account can carry the message", async () => {
+  const other = twilioAccount(`x-${ulid()}`);
+  await using _x = other.server;
+  const never: FailoverAccount = { ...other.account, canSend: () => false };
+  for (const accounts of [[never], []]) {
+    const result = await sendWithFailover(randomSmsMessage(), accounts, { breakers: new CircuitBreakers() });
+    assert.deepEqual(result.attempts, []);
+    assert.match(result.error!.message, /no account can carry this message/);
+    assert.equal(result.error!.temporary, false, "trying again cannot help");
+  }
+  assert.equal(other.server.requests.length, 0);
+});
+
 Deno.test("sendWithFailover() gives a probe back when its hand-over cannot be recorded", async () => {
   let clock = 0;
   const breakers = new CircuitBreakers({ threshold: 1, cooldownMs: 1_000 });

@@ -102,7 +102,12 @@ export function outboxForWantOfProvider(
   sandbox: boolean,
 ): boolean {
   if (sandbox || deps.config.BILL_OUTBOX) return false;
-  return deps.providers.get(channel, { sandbox: false }) === deps.providers.outbox;
+  return !hasDefaultProvider(deps.providers, channel);
+}
+
+/** True when the service has a provider of its own for live messages of `channel` (not the outbox). */
+export function hasDefaultProvider(providers: Providers, channel: Channel): boolean {
+  return providers.get(channel, { sandbox: false }) !== providers.outbox;
 }
 
 /** What a message kept in the outbox for want of a provider says (its record, the send's answer). */

@@ -19,6 +19,8 @@ import {
   unfilledVariables,
 } from "./render.ts";
 import { noProviderNote, outboxForWantOfProvider } from "../providers/registry.ts";
+import type { Channel } from "../providers/types.ts";
+import { holdersAmong } from "../channel_accounts.ts";
 import { type Content, isSingleRecipient, type Recipient, type SendSpec } from "./spec.ts";
 import { parseTimestamp } from "../timestamps.ts";
 import { isEmail } from "../email.ts";
@@ -152,20 +154,38 @@ export function acceptedBody(spec: SendSpec, now: number, options: { delayMs: bo
 }
 
 /**
+ * The channels of a send whose live messages are kept in the outbox, free, for want of a provider:
+ * those the service has no provider for, save the ones the team carries through channel accounts of
+ * its own (the worker sends those through them and charges them, as with a provider: worker/deliver.ts).
+ * The accounts are read only when a channel has no provider and CHANNEL_ACCOUNTS_KEY is set: a service
+ * with a provider for every channel, or one that cannot open accounts, asks nothing more of the
+ * database to accept a send.
+ */
+export async function outboxedChannels(service: SendingService, spec: SendSpec): Promise<Set<Channel>> {
+  const channels = spec.executions.map((e) => e.content.channel);
+  const wanting = channels.filter((channel) => outboxForWantOfProvider(service.deps, channel, spec.sandbox));
+  if (wanting.length === 0) return new Set();
+  const holders = await holdersAmong(service.deps, [spec.team_id]);
+  return new Set(wanting.filter((channel) => !holders.has(spec.team_id, channel)));
+}
+
+/**
  * What the 201 of a send warns of, empty when nothing: template variables that nothing supplies
- * (they render empty; see unfilledVariables), and a channel with no provider configured (its live
+ * (they render empty; see unfilledVariables), and a channel of `outboxed` (outboxedChannels: its live
  * messages are kept in the outbox and not charged). The send is accepted either way.
  */
-export async function sendWarnings(service: SendingService, spec: SendSpec): Promise<string[]> {
+export async function sendWarnings(
+  service: SendingService,
+  spec: SendSpec,
+  outboxed: ReadonlySet<Channel>,
+): Promise<string[]> {
   const warnings: string[] = [];
   for (const { content } of spec.executions) {
     const key = templateKeyOf(content);
     const template = key === undefined ? undefined : await service.lookups.template(spec.team_id, content.channel, key);
     const missing = unfilledVariables(content, template, spec.variables, spec.recipient);
     if (missing.length > 0) warnings.push(`${content.channel}: ${missingVariablesWarning(missing)}`);
-    if (outboxForWantOfProvider(service.deps, content.channel, spec.sandbox)) {
-      warnings.push(noProviderNote(content.channel));
-    }
+    if (outboxed.has(content.channel)) warnings.push(noProviderNote(content.channel));
   }
   return warnings;
 }
