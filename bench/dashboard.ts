@@ -11,6 +11,7 @@ import { md5 } from "@noble/hashes/legacy.js";
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js";
 import postgres from "postgres";
 import type { BenchContext, RateResult, RateScenario } from "./context.ts";
+import { historyMessageId, seedMessages } from "./history.ts";
 import { progress } from "./measure.ts";
 import { admin, freshTeam } from "./team.ts";
 
@@ -51,23 +52,8 @@ async function seed(sql: postgres.Sql, teamId: string, contacts: number, message
       jsonb_build_object('phone', '+1415' || lpad(n::text, 7, '0'), 'plan', 'gold'),
       now() - n * interval '1 minute'
     from generate_series(1, ${contacts}::int) n`;
-  // A message a contact, round and round; 1,000 a trigger; one every few seconds over the last months.
-  await sql`
-    insert into messages (id, execution_id, recipient, team_id, trigger_id, channel, to_address, contact_id,
-      status, provider, provider_message_id, cost_micros, error, created_at, sent_at, template_key)
-    select 'bench' || lpad(n::text, 9, '0'),
-      md5(${teamId} || ':e:' || (n / 1000))::uuid,
-      'person' || (n % ${contacts}::int + 1) || '@bench.example',
-      ${teamId}, md5(${teamId} || ':t:' || (n / 1000))::uuid,
-      (array['email', 'sms', 'whatsapp', 'push'])[n % 4 + 1],
-      'person' || (n % ${contacts}::int + 1) || '@bench.example',
-      md5(${teamId} || ':c:' || (n % ${contacts}::int + 1))::uuid,
-      case when n % 50 = 1 then 'failed' else 'sent' end, 'bench', 'pm-' || n, 1000,
-      case when n % 50 = 1 then 'Bench failure' end,
-      now() - n * interval '5 seconds', now() - n * interval '5 seconds', 'bench'
-    from generate_series(1, ${messages}::int) n`;
+  await seedMessages(sql, teamId, contacts, messages);
   await sql`analyze contacts`;
-  await sql`analyze messages`;
 }
 
 /**
@@ -157,7 +143,7 @@ async function seeded(ctx: BenchContext): Promise<Seeded> {
     ...workflow,
     // Ids as seed() derives them (md5 of text, as a uuid).
     contactId: (n) => uuidOfMd5(`${teamId}:c:${n}`),
-    messageId: (n) => `bench${String(n).padStart(9, "0")}`,
+    messageId: (n) => historyMessageId("bench", n),
   };
   ctx.state[KEY] = state;
   return state;

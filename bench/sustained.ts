@@ -6,6 +6,7 @@
  * start, middle and end, and the time from each send's due time to its provider call. The highest
  * offered rate whose backlog stayed flat is the rate the service sustains.
  */
+import postgres from "postgres";
 import type { BenchContext, RateResult, RateScenario } from "./context.ts";
 import { withKey } from "./context.ts";
 import { progress } from "./measure.ts";
@@ -14,6 +15,7 @@ import { describePgCost, measurePg } from "./pg_cost.ts";
 import { percentile } from "./percentile.ts";
 import { cpuSeconds } from "./server.ts";
 import { freshTeam, prepareTeam, TEMPLATE_KEY } from "./team.ts";
+import { seedMessages } from "./history.ts";
 import type { Recording } from "./twilio_probe.ts";
 
 /** Offered rates (sends/s) and seconds at each, unless `--sustained=` and `--sustained-seconds=` say otherwise. */
@@ -204,6 +206,9 @@ async function step(ctx: BenchContext, team: BenchContext, offered: number, firs
   };
 }
 
+/** Messages the sustained team has sent before the load starts (with DATABASE_URL). */
+const HISTORY_MESSAGES = 200_000;
+
 /** The sustained scenario: every offered rate in turn, stopping at the first that falls behind. */
 export const SUSTAINED_SCENARIO: RateScenario = {
   kind: "rate",
@@ -214,6 +219,15 @@ export const SUSTAINED_SCENARIO: RateScenario = {
     const team = await freshTeam(ctx, "sustained");
     await prepareTeam(team);
     ctx.state.sustainedTeam = team;
+    if (ctx.databaseUrl) {
+      // A service in use: a history, and planner statistics that know the table is not empty.
+      const sql = postgres(ctx.databaseUrl, { max: 1, onnotice: () => {} });
+      try {
+        await seedMessages(sql, team.team.id, 10_000, HISTORY_MESSAGES, "history");
+      } finally {
+        await sql.end();
+      }
+    }
   },
   async run(ctx) {
     const team = ctx.state.sustainedTeam as BenchContext;

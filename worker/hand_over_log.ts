@@ -6,6 +6,15 @@ import { type Listeners, wanted } from "../shared/webhook_events.ts";
 import { messageEvent, outcomeOf } from "./events.ts";
 import type { HandOverLog, Outcome, ToSend } from "./handoff.ts";
 
+/**
+ * The most claims one UPDATE carries. A claimed message waits for its turn on the CPU to be written
+ * to its provider (a Twilio request costs about 0.3 ms to build), so a group of every hand-over in
+ * flight (up to SEND_CONCURRENCY times the passes running) left dozens claimed and not yet written
+ * when the process was killed, each then failed as "may have been sent" although it never left. A
+ * few at a time keeps that to a few, for one more small UPDATE per few messages.
+ */
+export const CLAIMS_AT_ONCE = 8;
+
 /** A message about to be handed over; `claimed` is set by the group's UPDATE. */
 interface Claim {
   id: string;
@@ -30,7 +39,7 @@ interface Answer {
  * A message recorded sent here stages its webhook event in the same transaction, into `staged`.
  */
 export function handOverLog(deps: Deps, listeners: Listeners, staged: StagedEvent[]): HandOverLog {
-  const claims = new Batcher<Claim>((group) => claim(deps, group), { maxWeight: Infinity });
+  const claims = new Batcher<Claim>((group) => claim(deps, group), { maxWeight: Infinity, maxCount: CLAIMS_AT_ONCE });
   const answers = new Batcher<Answer>((group) => answer(deps, listeners, staged, group), { maxWeight: Infinity });
   return {
     now: deps.now,

@@ -6,6 +6,7 @@ import type { Provider } from "../shared/providers/types.ts";
 import { dbTest, testDeps } from "../shared/testing.ts";
 import { balanceMicros } from "../shared/wallet.ts";
 import { createWorkerContext } from "./context.ts";
+import { CLAIMS_AT_ONCE } from "./hand_over_log.ts";
 import { HAND_OVER_WINDOW_MS, SEND_CONCURRENCY } from "./handoff.ts";
 import type { DeliverBatchJob } from "./jobs.ts";
 import { runJob } from "./queue.ts";
@@ -228,6 +229,34 @@ dbTest(
     );
   },
 );
+
+dbTest("messages are claimed a few at a time, just before their requests, not a whole window at once", async () => {
+  const deps = await testDeps();
+  const twilio = twilioOnLoopback({});
+  await using _ = twilio.server;
+  const { spec, job } = await smsFanOut(deps, SEND_CONCURRENCY);
+  // What a kill at the first request would leave claimed: counted before any answer can be recorded.
+  let claimedAtFirst: number | undefined;
+  const counting: Provider = {
+    ...twilio.provider,
+    async send(message) {
+      if (claimedAtFirst === undefined) {
+        claimedAtFirst = -1;
+        const [{ n }] = await deps.sql`select count(*)::int as n from messages
+          where trigger_id = ${spec.trigger_id} and handed_at is not null`;
+        claimedAtFirst = n;
+      }
+      return await twilio.provider.send(message);
+    },
+  };
+  await runJob(createWorkerContext(stoppingBeforeWebhooks(withProvider(deps, counting))), job);
+  // The first group, and the one or two claimed while the count was read: not SEND_CONCURRENCY.
+  assert.ok(
+    claimedAtFirst! >= 1 && claimedAtFirst! <= 3 * CLAIMS_AT_ONCE,
+    `claimed at the first request: ${claimedAtFirst}`,
+  );
+  assert.equal(twilio.server.messages.length, SEND_CONCURRENCY);
+});
 
 dbTest("two passes of one job at once, over several hand-over windows, hand each message to Twilio once", async () => {
   const deps = await testDeps();
