@@ -21,8 +21,8 @@ import {
 import { messageEvent, type MessageOutcome, outcomeOf } from "./events.ts";
 import { relayEvents, type StagedEvent, stageEvents } from "../shared/event_outbox.ts";
 import { type Listeners, listenersOf, listening } from "../shared/webhook_events.ts";
-import { sendAll, type ToSend } from "./handoff.ts";
-import { handOverLog } from "./hand_over_log.ts";
+import { type Outcome, sendAll, type ToSend } from "./handoff.ts";
+import { handOverLog, sentAttempts, sentProvider, withSentWith } from "./hand_over_log.ts";
 import { deleteDeviceTokens } from "./recipients.ts";
 import { earliest } from "./hold.ts";
 import { accountHolders, routeThroughAccounts } from "./failover_send.ts";
@@ -126,7 +126,16 @@ export async function deliver(
       // Recorded as soon as the provider answered (see handOverLog), or with the others now.
       if (!outcome.recorded) {
         const event = outcomeOf(p, outcome.id, "sent", { provider_message_id: outcome.providerMessageId });
-        updates.push({ p, status: "sent", providerId: outcome.providerMessageId, error: null, cost, refund: 0, event });
+        updates.push({
+          p,
+          status: "sent",
+          providerId: outcome.providerMessageId,
+          error: null,
+          cost,
+          refund: 0,
+          event,
+          outcome,
+        });
       }
       statuses.set(key, "sent");
       metrics.deliveries.inc({ channel: p.channel, outcome: "sent" });
@@ -140,7 +149,7 @@ export async function deliver(
     }
     const error = outcome.temporary ? `${outcome.error} (gave up after retries)` : outcome.error;
     const event = outcomeOf(p, outcome.id, "failed", { error });
-    updates.push({ p, status: "failed", providerId: null, error, cost: 0, refund: cost, event });
+    updates.push({ p, status: "failed", providerId: null, error, cost: 0, refund: cost, event, outcome });
     statuses.set(key, "failed");
     metrics.deliveries.inc({ channel: p.channel, outcome: "failed" });
     if (outcome.invalidToken && p.to_address) {
@@ -482,6 +491,8 @@ interface Update {
   refund: number;
   /** Its webhook event, emitted once it is recorded. */
   event: MessageOutcome;
+  /** What the provider made of it (a sent one may carry its failover attempts: SentWith). */
+  outcome: Outcome;
 }
 
 /**
@@ -494,11 +505,12 @@ async function updateStatuses(tx: Db, updates: Update[], now: number): Promise<U
   const rows = await tx<{ execution_id: string; recipient: string }[]>`
     update messages m set status = v.status, provider_message_id = v.provider_message_id, error = v.error,
       cost_micros = v.cost, sent_at = case when v.status = 'sent' then ${sentAt}::timestamptz else null end,
-      handed_at = null
+      handed_at = null, ${withSentWith(tx)}
     from unnest(${updates.map((u) => u.p.execution_id)}::uuid[], ${updates.map((u) => u.p.recipient)}::text[],
       ${updates.map((u) => u.status)}::text[], ${updates.map((u) => u.providerId)}::text[],
-      ${updates.map((u) => u.error)}::text[], ${updates.map((u) => u.cost)}::bigint[])
-      as v(execution_id, recipient, status, provider_message_id, error, cost)
+      ${updates.map((u) => u.error)}::text[], ${updates.map((u) => u.cost)}::bigint[],
+      ${updates.map((u) => sentAttempts(u.outcome))}::text[], ${updates.map((u) => sentProvider(u.outcome))}::text[])
+      as v(execution_id, recipient, status, provider_message_id, error, cost, attempts, provider)
     where m.execution_id = v.execution_id and m.recipient = v.recipient and m.status = 'pending'
     returning m.execution_id, m.recipient`;
   const landed = new Set(rows.map(deliveryKey));

@@ -110,9 +110,8 @@ async function handOverWithFailover(deps: Deps, t: ToSend, route: Route, context
   }
   const fresh = result.attempts.slice(written);
   if (result.sent) {
-    const outcome: Outcome = { ok: true, id, providerMessageId: result.sent.providerMessageId };
-    await recordAttempts(deps, id, fresh, { provider: result.sent.provider });
-    return await answered(t, outcome, context);
+    const sentWith = { attempts: fresh, provider: result.sent.provider };
+    return await answered(t, { ok: true, id, providerMessageId: result.sent.providerMessageId, sentWith }, context);
   }
   const error = result.error!;
   // Certainly not taken by any account: the next try starts again from the first. Otherwise the row
@@ -162,16 +161,19 @@ async function resume(
   }
   if (!account.provider.resendable) {
     const outcome = await settleAbandoned(pinned, handedAt, context);
-    const attempt: Attempt = outcome.ok
-      ? {
+    const provider = account.provider.name;
+    if (outcome.ok) {
+      const attempt: Attempt = {
         account: account.id,
-        provider: account.provider.name,
+        provider,
         outcome: "sent",
         provider_message_id: outcome.providerMessageId,
-      }
-      : { account: account.id, provider: account.provider.name, outcome: "unknown", error: outcome.error };
-    await recordAttempts(deps, id, [attempt], { provider: outcome.ok ? account.provider.name : undefined });
-    return outcome.ok ? await answered(pinned, outcome, context) : outcome;
+      };
+      return await answered(pinned, { ...outcome, sentWith: { attempts: [attempt], provider } }, context);
+    }
+    const attempt: Attempt = { account: account.id, provider, outcome: "unknown", error: outcome.error };
+    await recordAttempts(deps, id, [attempt], {});
+    return outcome;
   }
   const at = new Date(deps.now());
   const claimed = await deps.sql`
@@ -179,10 +181,15 @@ async function resume(
     where id = ${id} and status = 'pending' and handed_at = ${new Date(handedAt)} returning 1`;
   if (claimed.length === 0) return heldElsewhere(pinned, HAND_OVER_WINDOW_MS);
   const result = await sendWithFailover(t.message, [account], { breakers, now: deps.now });
-  await recordAttempts(deps, id, result.attempts, { provider: result.sent?.provider });
   if (result.sent) {
-    return await answered(pinned, { ok: true, id, providerMessageId: result.sent.providerMessageId }, context);
+    const sentWith = { attempts: result.attempts, provider: result.sent.provider };
+    return await answered(
+      pinned,
+      { ok: true, id, providerMessageId: result.sent.providerMessageId, sentWith },
+      context,
+    );
   }
+  await recordAttempts(deps, id, result.attempts, {});
   // Still with this account: only it may have the message, so only it is asked again.
   return failedWith(id, result.error!, { pinned: true });
 }
@@ -199,21 +206,21 @@ async function answered(t: ToSend, outcome: Outcome & { ok: true }, context: Han
 }
 
 /**
- * Appends `attempts` to the message's record; with `provider`, the provider that sent it; with
- * `release`, frees it for the next try (no account may have it).
+ * Appends the attempts of a message no account sent to its record; with `release`, frees it for the
+ * next try (no account may have it). Best effort: a sent message's attempts go with its sent status
+ * instead (SentWith), and these only describe a message that is still to be settled.
  */
 async function recordAttempts(
   deps: Deps,
   id: string,
   attempts: readonly Attempt[],
-  options: { provider?: string; release?: boolean },
+  options: { release?: boolean },
 ): Promise<void> {
-  if (attempts.length === 0 && !options.provider && !options.release) return;
+  if (attempts.length === 0 && !options.release) return;
   const release = options.release ?? false;
   try {
     await deps.sql`
       update messages set attempts = coalesce(attempts, '[]'::jsonb) || ${deps.sql.json(asJson(attempts))},
-        provider = coalesce(${options.provider ?? null}::text, provider),
         handed_at = case when ${release} then null else handed_at end,
         handed_account = case when ${release} then null else handed_account end
       where id = ${id} and status = 'pending'`;

@@ -174,6 +174,30 @@ async function failsAtTheFirst(answer: TwilioErrorBody) {
   return { row, t: s.t };
 }
 
+dbTest("a message sent through failover keeps its attempts when the write after the answer fails", async () => {
+  await using s = await twilioThenVonage({ [FIRST]: UNAVAILABLE });
+  const { second, t } = s;
+  // An outage for one statement: the first one sent once the second account has the message.
+  let tripped = false;
+  const flaky = new Proxy(t.deps.sql, {
+    apply(target, self, args) {
+      if (!tripped && second.server.messages.length > 0) {
+        tripped = true;
+        throw new Error("connection lost");
+      }
+      return Reflect.apply(target as unknown as (...a: unknown[]) => unknown, self, args);
+    },
+  });
+  await runJob(createWorkerContext({ ...t.deps, sql: flaky }), { ...t.job, id: crypto.randomUUID(), attempt: 0 });
+
+  assert.ok(tripped);
+  const row = await t.row();
+  assert.equal(row.status, "sent");
+  assert.equal(row.provider, "vonage");
+  assert.deepEqual(outcomesOf(row), ["temporary", "sent"], "recorded with its sent status, in one statement");
+  assert.equal(row.attempts[1].provider_message_id, row.provider_message_id);
+});
+
 dbTest("a permanent refusal is not failed over: the message fails and is refunded", async () => {
   const { row, t } = await failsAtTheFirst(INVALID_NUMBER);
   assert.match(row.error, /Invalid 'To' Phone Number/);

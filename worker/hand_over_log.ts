@@ -100,12 +100,33 @@ async function markSent(db: Db, sent: Answer[], now: number): Promise<Set<string
   if (sent.length === 0) return new Set();
   const rows = await db<{ id: string }[]>`
     update messages m set status = 'sent', provider_message_id = v.provider_message_id,
-      sent_at = ${new Date(now)}, handed_at = null
-    from unnest(${sent.map((a) => a.t.message.id)}::text[], ${sent.map((a) => providerId(a.outcome))}::text[])
-      as v(id, provider_message_id)
+      sent_at = ${new Date(now)}, handed_at = null, ${withSentWith(db)}
+    from unnest(${sent.map((a) => a.t.message.id)}::text[], ${sent.map((a) => providerId(a.outcome))}::text[],
+      ${sent.map((a) => sentAttempts(a.outcome))}::text[], ${sent.map((a) => sentProvider(a.outcome))}::text[])
+      as v(id, provider_message_id, attempts, provider)
     where m.id = v.id and m.status = 'pending'
     returning m.id`;
   return new Set(rows.map((r) => r.id));
+}
+
+/**
+ * The columns a message sent through failover takes from `v(attempts, provider)` (see SentWith):
+ * its attempts appended, its provider set; a message without them keeps its own.
+ */
+export function withSentWith(db: Db) {
+  return db`attempts = case when v.attempts is null then m.attempts
+      else coalesce(m.attempts, '[]'::jsonb) || v.attempts::jsonb end,
+    provider = coalesce(v.provider, m.provider)`;
+}
+
+/** The attempts a sent outcome carries, as JSON text (null when none). */
+export function sentAttempts(outcome: Outcome): string | null {
+  return outcome.ok && outcome.sentWith ? JSON.stringify(outcome.sentWith.attempts) : null;
+}
+
+/** The provider a sent outcome names (null when it does not). */
+export function sentProvider(outcome: Outcome): string | null {
+  return outcome.ok && outcome.sentWith ? outcome.sentWith.provider : null;
 }
 
 function providerId(outcome: Outcome): string | null {

@@ -1,5 +1,6 @@
 import { log } from "../shared/log.ts";
 import { metrics } from "../shared/metrics.ts";
+import type { Attempt } from "../shared/providers/failover.ts";
 import { type OutboundMessage, type Provider, ProviderError } from "../shared/providers/types.ts";
 import type { Prepared } from "./prepare.ts";
 
@@ -58,9 +59,19 @@ export interface HandOverLog {
   recordedIds(providerMessageIds: string[]): Promise<Set<string>>;
 }
 
+/**
+ * What the row of a message sent through failover takes with its sent status, in the same statement
+ * (so that an outage between two writes cannot leave it sent without them): its attempts not yet
+ * recorded, and the provider of the account that sent it.
+ */
+export interface SentWith {
+  attempts: readonly Attempt[];
+  provider: string;
+}
+
 /** What a provider made of one message (`recorded`: the hand-over log recorded it sent already). */
 export type Outcome =
-  | { ok: true; id: string; providerMessageId: string; recorded?: boolean }
+  | { ok: true; id: string; providerMessageId: string; recorded?: boolean; sentWith?: SentWith }
   | {
     ok: false;
     id: string;
