@@ -98,7 +98,6 @@ function restartRun(engine: "postgres" | "kv", random: () => number): Run {
           replicas: 1,
           databaseUrl: database.url,
           disrupt: restartDatabase(server, PG_RESTARTS, random),
-          outages: true,
         },
         teardown: async () => {
           await database.drop().catch(() => {});

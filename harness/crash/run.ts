@@ -58,8 +58,6 @@ export interface RunPlan {
   twilioLatencyMs: number;
   /** What happens to the service (or its database) while the sends run. */
   disrupt: (world: RunWorld) => Promise<void>;
-  /** The disruption takes the database away from the live service (its best-effort writes may fail). */
-  outages?: boolean;
 }
 
 /** The fake Twilio of the run: what it received, and when it last received an SMS. */
@@ -270,11 +268,7 @@ export async function runScenario(plan: RunPlan): Promise<{ problems: string[]; 
     );
     try {
       problems.push(...await checkStoredData(db.sql, s, twilio.receipts()));
-      problems.push(
-        ...await checkFailoverStored(db.sql, s.failover, failoverFakes.receipts(), {
-          outages: plan.outages ?? false,
-        }),
-      );
+      problems.push(...await checkFailoverStored(db.sql, s.failover, failoverFakes.receipts()));
       problems.push(...await checkWebhooks(db.sql, s, receiver));
     } finally {
       await db.close();
