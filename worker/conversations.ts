@@ -20,7 +20,13 @@ export interface ConversationBilling {
 /** The conversation of a message charged per WhatsApp conversation, if it is one. */
 function conversationOf(p: Prepared): ConversationMessage | undefined {
   if (p.channel !== "whatsapp" || !p.conversation_category || !p.to_address || p.cost <= 0) return undefined;
-  return { team_id: p.team_id, phone: p.to_address, category: p.conversation_category, message_id: p.id };
+  return {
+    team_id: p.team_id,
+    phone: p.to_address,
+    category: p.conversation_category,
+    message_id: p.id,
+    at: p.held_until,
+  };
 }
 
 /**

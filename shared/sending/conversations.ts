@@ -14,6 +14,11 @@ export interface ConversationMessage {
   phone: string;
   category: ConversationCategory;
   message_id: string;
+  /**
+   * When it goes out, if not at once: a message held for quiet hours opens its conversation at the
+   * hold's end, since that is when WhatsApp opens it (and the 24 hours run from then).
+   */
+  at?: number;
 }
 
 /** The key of a conversation: (team, number, category). */
@@ -38,17 +43,17 @@ export async function openConversations(
 ): Promise<Map<string, string>> {
   const openers = new Map<string, string>();
   if (messages.length === 0) return openers;
-  const opened = new Date(now).toISOString();
-  const expires = new Date(now + CONVERSATION_MS).toISOString();
   // Every conflicting row is updated (to itself while it is open), so that RETURNING answers the
   // opener of every conversation in this one statement.
   const rows = await tx<{ team_id: string; phone: string; category: string; opened_by_message_id: string }[]>`
     insert into whatsapp_conversations as w (team_id, phone, category, opened_at, expires_at, opened_by_message_id)
-    select team_id, phone, category, ${opened}::timestamptz, ${expires}::timestamptz, message_id from (
-      select distinct on (team_id, phone, category) team_id, phone, category, message_id
+    select team_id, phone, category, opened_at, opened_at + ${CONVERSATION_MS} * interval '1 millisecond', message_id
+    from (
+      select distinct on (team_id, phone, category) team_id, phone, category, message_id, opened_at
       from unnest(${messages.map((m) => m.team_id)}::uuid[], ${messages.map((m) => m.phone)}::text[],
-        ${messages.map((m) => m.category)}::text[], ${messages.map((m) => m.message_id)}::text[])
-        with ordinality as c(team_id, phone, category, message_id, ord)
+        ${messages.map((m) => m.category)}::text[], ${messages.map((m) => m.message_id)}::text[],
+        ${messages.map((m) => new Date(Math.max(m.at ?? now, now)).toISOString())}::timestamptz[])
+        with ordinality as c(team_id, phone, category, message_id, opened_at, ord)
       order by team_id, phone, category, ord
     ) first
     order by team_id, phone, category

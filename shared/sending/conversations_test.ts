@@ -42,6 +42,21 @@ dbTest("openConversations() charges the first message of a category to a number 
   });
 });
 
+dbTest("openConversations() opens the conversation of a message held for quiet hours when the hold ends", async () => {
+  const deps = await testDeps();
+  const { team } = await testTeam(deps);
+  const holdEnds = T0 + 8 * 60 * 60 * 1000;
+  const held = { ...message(team.id, "+447700900203", "MARKETING"), at: holdEnds };
+  assert.equal((await openConversations(deps.sql, [held], T0)).get(held.message_id), held.message_id);
+  const [row] = await deps.sql`select opened_at, expires_at from whatsapp_conversations
+    where team_id = ${team.id} and phone = '+447700900203'`;
+  assert.deepEqual(row, { opened_at: new Date(holdEnds), expires_at: new Date(holdEnds + CONVERSATION_MS) });
+  // A day after it was recorded, but inside the day after it went out: still free.
+  const next = message(team.id, "+447700900203", "MARKETING");
+  const inside = await openConversations(deps.sql, [next], T0 + CONVERSATION_MS + 60_000);
+  assert.equal(inside.get(next.message_id), held.message_id);
+});
+
 dbTest("openConversations() lets the first of several messages of a batch to one number open it", async () => {
   const deps = await testDeps();
   const { team } = await testTeam(deps);
