@@ -842,6 +842,9 @@ function Connection(options, queues = {}, { onopen = noop, onend = noop, onclose
       backendParameters.in_hot_standby = b.pg_is_in_recovery ? 'on' : 'off'
     }
     query.execute()
+    // Patched (see ../README.md), as fetchArrayTypes(): nothing awaits this query, so a connection cut
+    // during it would end the process with an unhandled rejection.
+    query.catch(() => {})
   }
 
   function ErrorResponse(x) {
