@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { Page } from "puppeteer-core";
 import { browserTest, serveOnLoopback } from "../../shared/browser_testing.ts";
+import { channelAccountsKey, putChannelAccounts } from "../../shared/channel_accounts.ts";
 import { dashboardFixture, PASSWORD } from "./testing.ts";
 
 /**
@@ -65,7 +66,12 @@ async function audit(page: Page): Promise<string[]> {
 browserTest(
   "in Chromium: every dashboard page has its language, one h1, labelled controls, named buttons and links, and AA contrast",
   async (browser) => {
-    const { app, owner } = await dashboardFixture();
+    const { app, owner, deps, team } = await dashboardFixture();
+    // An account of its own, so that the channel accounts page shows its per-channel controls too.
+    const key = await channelAccountsKey(deps.config.CHANNEL_ACCOUNTS_KEY);
+    await putChannelAccounts(deps.sql, key, { teamId: team.id, channel: "sms", failoverOnTimeout: false }, [
+      { provider: "twilio", credentials: { account_sid: `AC${"1".repeat(32)}`, auth_token: "f".repeat(32) } },
+    ]);
     const { origin: base, shutdown } = serveOnLoopback(app.fetch);
     try {
       const page = await browser.newPage();
@@ -84,6 +90,9 @@ browserTest(
         const response = await page.goto(`${base}${path}`);
         assert.equal(response?.status(), 200, path);
         problems.push(...(await audit(page)).map((p) => `${path}: ${p}`));
+        if (path === "/dashboard/channel-accounts") {
+          assert.ok(await page.$("form[action$='/sms/failover-on-timeout'] button"), "the failover control is audited");
+        }
       }
       assert.deepEqual(problems, []);
     } finally {

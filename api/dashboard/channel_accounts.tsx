@@ -20,6 +20,7 @@ import {
 import type { Channel } from "../../shared/providers/types.ts";
 import { Table } from "./table.tsx";
 import type { DashboardEnv } from "./env.ts";
+import { failoverOfForm, FailoverOnTimeout } from "./failover_on_timeout.tsx";
 import { field } from "./form.ts";
 import { BASE, CsrfField, MessagePage, Page, When } from "./layout.tsx";
 import { ownerOnly } from "./owner_only.tsx";
@@ -182,6 +183,15 @@ function ChannelSection(props: { user: SessionUser; list: ChannelAccountList; ma
             ))}
           </Table>
         )}
+      {list.accounts.length > 0 && (
+        <FailoverOnTimeout
+          user={user}
+          channel={channel}
+          channelLabel={CHANNEL_LABELS[channel]}
+          allowed={list.failover_on_timeout}
+          manage={manage}
+        />
+      )}
       {manage && list.accounts.length < MAX_ACCOUNTS && (
         <form method="get" action={`${BASE}/channel-accounts/${channel}/new`} class="row">
           <div class="field">
@@ -376,7 +386,10 @@ function asInput(account: ChannelAccount): AccountInput {
   } as AccountInput;
 }
 
-/** The channel accounts page (owners only): list masked, add, edit, remove, reorder and check. */
+/**
+ * The channel accounts page (owners only): list masked, add, edit, remove, reorder and check, and allow
+ * or forbid failover after a timeout.
+ */
 export function channelAccountsRoutes(deps: Deps) {
   const app = new Hono<DashboardEnv>();
   app.use("/channel-accounts", ownerOnly("manage the team's channel accounts"));
@@ -468,6 +481,19 @@ export function channelAccountsRoutes(deps: Deps) {
     const index = current.accounts.findIndex((a) => a.id === c.req.param("id"));
     return index < 0 ? undefined : { channel, current, index };
   }
+
+  // Registered before ":channel/:id", whose path this one also matches.
+  app.post("/channel-accounts/:channel/failover-on-timeout", async (c) => {
+    const channel = c.req.param("channel");
+    if (!isChannel(channel)) return notFound(c);
+    const allowed = failoverOfForm(await c.req.parseBody());
+    if (allowed === undefined) {
+      const message = "Not saved: the form did not say whether to allow failover after a timeout.";
+      return c.html(<MessagePage title="Not saved" message={message} user={c.get("user")} />, 400);
+    }
+    const current = await opened(c.get("user").teamId, channel);
+    return await save(c, channel, current.accounts.map(asInput), allowed);
+  });
 
   app.post("/channel-accounts/:channel/:id", async (c) => {
     const user = c.get("user");

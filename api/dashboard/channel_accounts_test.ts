@@ -204,3 +204,89 @@ dbTest("without CHANNEL_ACCOUNTS_KEY the page explains it and offers no form; a 
   assert.equal(posted.status, 503);
   assert.match(posted.html, /CHANNEL_ACCOUNTS_KEY/);
 });
+
+/** The channel's accounts as the admin API answers them. */
+async function adminList(f: Awaited<ReturnType<typeof dashboardFixture>>, channel: string) {
+  const res = await f.app.request(`/admin/v1/teams/${f.team.id}/channel-accounts/${channel}`, {
+    headers: { Authorization: `Bearer ${f.deps.config.ADMIN_TOKEN}` },
+  });
+  assert.equal(res.status, 200);
+  return await res.json() as { failover_on_timeout: boolean; accounts: { provider: string }[] };
+}
+
+const FAILOVER_PATH = "/dashboard/channel-accounts/sms/failover-on-timeout";
+
+dbTest("an owner allows failover after a timeout, then forbids it; the accounts stay as they were", async () => {
+  const f = await ownerFixture();
+  const twilio = twilioAccount();
+  await addTwilio(f.v, twilio, "https://api.twilio.com");
+  let page = await f.v.get("/dashboard/channel-accounts");
+  assert.match(page.html, /Failover after a timeout: <strong>not allowed<\/strong>/);
+  assert.match(page.html, /the recipient get it\s+twice/);
+  assert.match(page.html, /aria-label="Allow failover after a timeout for SMS"/);
+
+  const allowed = await f.v.post(FAILOVER_PATH, { failover_on_timeout: "on" });
+  assert.equal(allowed.status, 303, allowed.html);
+  assert.equal((await adminList(f, "sms")).failover_on_timeout, true);
+  page = await f.v.get("/dashboard/channel-accounts");
+  assert.match(page.html, /Failover after a timeout: <strong>allowed<\/strong>/);
+  assert.match(page.html, /aria-label="Forbid failover after a timeout for SMS"/);
+  // Any other save of the channel keeps the setting.
+  const ids = accountIds(page.html, "sms");
+  assert.equal((await f.v.post(`/dashboard/channel-accounts/sms/${ids[0]}/move`, { direction: "up" })).status, 303);
+  assert.equal((await adminList(f, "sms")).failover_on_timeout, true);
+
+  const forbidden = await f.v.post(FAILOVER_PATH, { failover_on_timeout: "off" });
+  assert.equal(forbidden.status, 303, forbidden.html);
+  const listed = await adminList(f, "sms");
+  assert.equal(listed.failover_on_timeout, false);
+  assert.deepEqual(listed.accounts.map((a) => a.provider), ["twilio"]);
+  const key = await channelAccountsKey(f.deps.config.CHANNEL_ACCOUNTS_KEY);
+  const stored = await loadChannelAccounts(f.deps.sql, key, f.team.id, "sms");
+  assert.deepEqual(stored.accounts.map((a) => [a.credentials, a.baseUrl]), [[twilio, "https://api.twilio.com"]]);
+  assert.equal(stored.failoverOnTimeout, false);
+});
+
+dbTest("failover after a timeout: a form that names no setting is refused and changes nothing", async () => {
+  const f = await ownerFixture();
+  await addTwilio(f.v, twilioAccount(), "https://api.twilio.com");
+  await f.v.get("/dashboard/channel-accounts");
+  for (const fields of [{}, { failover_on_timeout: "yes" }] as Record<string, string>[]) {
+    const res = await f.v.post(FAILOVER_PATH, fields);
+    assert.equal(res.status, 400, JSON.stringify(fields));
+    assert.match(res.html, /did not say whether to allow failover/);
+  }
+  assert.equal(
+    (await f.v.post("/dashboard/channel-accounts/fax/failover-on-timeout", { failover_on_timeout: "on" })).status,
+    404,
+  );
+  assert.equal((await adminList(f, "sms")).failover_on_timeout, false);
+});
+
+dbTest("failover after a timeout: a member cannot change it, nor can a form without the forgery token", async () => {
+  const f = await ownerFixture();
+  await addTwilio(f.v, twilioAccount(), "https://api.twilio.com");
+
+  const member = f.visitor();
+  await member.signIn(f.member.email);
+  const byMember = await member.post(FAILOVER_PATH, { failover_on_timeout: "on" });
+  assert.equal(byMember.status, 403);
+  assert.match(byMember.html, /Only an owner/);
+
+  await f.v.get("/dashboard/channel-accounts");
+  const token = f.v.csrf;
+  f.v.csrf = undefined;
+  const missing = await f.v.post(FAILOVER_PATH, { failover_on_timeout: "on" });
+  assert.equal(missing.status, 403);
+  assert.match(missing.html, /did not come from the dashboard/);
+  f.v.csrf = "forged-token-of-another-page";
+  const forged = await f.v.post(FAILOVER_PATH, { failover_on_timeout: "on" });
+  assert.equal(forged.status, 403);
+  assert.match(forged.html, /did not come from the dashboard/);
+  assert.equal((await adminList(f, "sms")).failover_on_timeout, false);
+
+  // The same owner with the page's token may.
+  f.v.csrf = token;
+  assert.equal((await f.v.post(FAILOVER_PATH, { failover_on_timeout: "on" })).status, 303);
+  assert.equal((await adminList(f, "sms")).failover_on_timeout, true);
+});
