@@ -22,7 +22,7 @@ import { messageEvent, type MessageOutcome, outcomeOf } from "./events.ts";
 import { relayEvents, type StagedEvent, stageEvents } from "../shared/event_outbox.ts";
 import { type Listeners, listenersOf, listening } from "../shared/webhook_events.ts";
 import { type Outcome, sendAll, type ToSend } from "./handoff.ts";
-import { handOverLog, sentAttempts, sentProvider, withSentWith } from "./hand_over_log.ts";
+import { handOverLog, providerId, sentAttempts, sentProvider, withSentWith } from "./hand_over_log.ts";
 import { deleteDeviceTokens } from "./recipients.ts";
 import { earliest } from "./hold.ts";
 import { accountHolders, routeThroughAccounts } from "./failover_send.ts";
@@ -126,16 +126,7 @@ export async function deliver(
       // Recorded as soon as the provider answered (see handOverLog), or with the others now.
       if (!outcome.recorded) {
         const event = outcomeOf(p, outcome.id, "sent", { provider_message_id: outcome.providerMessageId });
-        updates.push({
-          p,
-          status: "sent",
-          providerId: outcome.providerMessageId,
-          error: null,
-          cost,
-          refund: 0,
-          event,
-          outcome,
-        });
+        updates.push({ p, status: "sent", error: null, cost, refund: 0, event, outcome });
       }
       statuses.set(key, "sent");
       metrics.deliveries.inc({ channel: p.channel, outcome: "sent" });
@@ -149,7 +140,7 @@ export async function deliver(
     }
     const error = outcome.temporary ? `${outcome.error} (gave up after retries)` : outcome.error;
     const event = outcomeOf(p, outcome.id, "failed", { error });
-    updates.push({ p, status: "failed", providerId: null, error, cost: 0, refund: cost, event, outcome });
+    updates.push({ p, status: "failed", error, cost: 0, refund: cost, event, outcome });
     statuses.set(key, "failed");
     metrics.deliveries.inc({ channel: p.channel, outcome: "failed" });
     if (outcome.invalidToken && p.to_address) {
@@ -484,7 +475,6 @@ async function chargeFor(tx: Db, fresh: Prepared[]): Promise<Set<Prepared>> {
 interface Update {
   p: Prepared;
   status: "sent" | "failed";
-  providerId: string | null;
   error: string | null;
   cost: number;
   /** What to give back once the message is recorded failed. */
@@ -507,7 +497,7 @@ async function updateStatuses(tx: Db, updates: Update[], now: number): Promise<U
       cost_micros = v.cost, sent_at = case when v.status = 'sent' then ${sentAt}::timestamptz else null end,
       handed_at = null, ${withSentWith(tx)}
     from unnest(${updates.map((u) => u.p.execution_id)}::uuid[], ${updates.map((u) => u.p.recipient)}::text[],
-      ${updates.map((u) => u.status)}::text[], ${updates.map((u) => u.providerId)}::text[],
+      ${updates.map((u) => u.status)}::text[], ${updates.map((u) => providerId(u.outcome))}::text[],
       ${updates.map((u) => u.error)}::text[], ${updates.map((u) => u.cost)}::bigint[],
       ${updates.map((u) => sentAttempts(u.outcome))}::text[], ${updates.map((u) => sentProvider(u.outcome))}::text[])
       as v(execution_id, recipient, status, provider_message_id, error, cost, attempts, provider)

@@ -129,6 +129,7 @@ export function sentProvider(outcome: Outcome): string | null {
   return outcome.ok && outcome.sentWith ? outcome.sentWith.provider : null;
 }
 
-function providerId(outcome: Outcome): string | null {
+/** The provider's id of a sent outcome's message (null when not sent). */
+export function providerId(outcome: Outcome): string | null {
   return outcome.ok ? outcome.providerMessageId : null;
 }

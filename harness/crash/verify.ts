@@ -15,6 +15,11 @@ export const MAY_HAVE_SENT =
   "Cannot send sms: the service stopped while twilio was sending it, so it may have been sent; " +
   "it is not tried again (a second try could send it twice)";
 
+/** The first few of a list of problems, for a message. */
+export function sample(list: string[]): string {
+  return list.slice(0, 5).join(", ") + (list.length > 5 ? ", …" : "");
+}
+
 /** What the fake Twilio saw, by phone number: how many create requests, and the sid of each message it created. */
 export interface TwilioReceipts {
   received: Map<string, number>;
@@ -210,7 +215,6 @@ async function checkOutbox(db: Db, s: Scenario): Promise<string[]> {
   }
   const missing = [...want.keys()].filter((k) => !seen.has(k));
   const problems: string[] = [];
-  const sample = (list: string[]) => list.slice(0, 5).join(", ") + (list.length > 5 ? ", …" : "");
   if (duplicates.length > 0) problems.push(`${duplicates.length} duplicated deliveries: ${sample(duplicates)}`);
   if (missing.length > 0) problems.push(`${missing.length} lost deliveries: ${sample(missing)}`);
   if (unexpected.length > 0) problems.push(`${unexpected.length} unexpected deliveries: ${sample(unexpected)}`);
@@ -242,7 +246,6 @@ async function checkTwilio(db: Db, s: Scenario, { received, accepted, lookups }:
     .map((r) => `${r.to_address}: ${r.sid}, Twilio's ${accepted.get(r.to_address)}`);
   const acceptedButFailed = failed.filter((r) => accepted.has(r.to_address)).map((r) => r.to_address);
   const wrongReason = failed.filter((r) => r.error !== MAY_HAVE_SENT).map((r) => `${r.to_address}: ${r.error}`);
-  const sample = (list: string[]) => list.slice(0, 5).join(", ") + (list.length > 5 ? ", …" : "");
   if (twice.length > 0) problems.push(`${twice.length} numbers got more than one SMS: ${sample(twice)}`);
   if (stranger.length > 0) problems.push(`${stranger.length} SMS to numbers outside the send: ${sample(stranger)}`);
   if (unsent.length > 0) problems.push(`${unsent.length} SMS recorded sent never reached Twilio: ${sample(unsent)}`);

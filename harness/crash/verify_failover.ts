@@ -8,7 +8,7 @@ import type { Db } from "../../shared/db.ts";
 import type { Attempt } from "../../shared/providers/failover.ts";
 import { type AccountReceipts, failoverContactOf, type FailoverScenario } from "./failover.ts";
 import type { Api } from "./scenario.ts";
-import { checkWallet, MAY_HAVE_SENT, SMS_MICROS } from "./verify.ts";
+import { checkWallet, MAY_HAVE_SENT, sample, SMS_MICROS } from "./verify.ts";
 
 interface TriggerAnswer {
   status: string;
@@ -71,7 +71,6 @@ export async function checkFailoverStored(
     select to_address, status, error, provider_message_id as sid, handed_account, attempts from messages
     where trigger_id = ${f.trigger} and status <> 'filtered'`;
   const byAccount = new Map([[f.accounts[0], first], [f.accounts[1], second]]);
-  const sample = (list: string[]) => list.slice(0, 5).join(", ") + (list.length > 5 ? ", …" : "");
   const both = [...first.accepted.keys()].filter((to) => second.accepted.has(to));
   const twice = [first, second].flatMap((r, n) =>
     [...r.accepted].filter(([, sids]) => sids.length > 1).map(([to, sids]) =>
