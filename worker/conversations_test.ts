@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { triggerWarnings } from "../api/triggers/warnings.ts";
 import type { Deps } from "../shared/deps.ts";
 import { toMicros } from "../shared/money.ts";
 import { type OutboundMessage, ProviderError } from "../shared/providers/types.ts";
@@ -179,4 +180,6 @@ dbTest("a message riding on a conversation the wallet cannot pay fails with its 
   const [{ n }] = await deps.sql`select count(*)::int as n from whatsapp_conversations where team_id = ${team.id}`;
   assert.equal(n, 0, "no conversation stands without its charge");
   assert.equal(await balanceMicros(deps.sql, team.id), MARKETING - 1);
+  // The rider's note ("inside the conversation opened by …") went with its conversation.
+  for (const p of [opener, rider]) assert.deepEqual(await triggerWarnings(deps.sql, p.trigger_id), {});
 });

@@ -25,6 +25,7 @@ import { type Outcome, sendAll, type ToSend } from "./handoff.ts";
 import { handOverLog, providerId, sentAttempts, sentProvider, withSentWith } from "./hand_over_log.ts";
 import { deleteDeviceTokens } from "./recipients.ts";
 import { earliest } from "./hold.ts";
+import { countNotes } from "./notes.ts";
 import { accountHolders, routeThroughAccounts } from "./failover_send.ts";
 import type { AccountHolders } from "../shared/channel_accounts.ts";
 
@@ -329,6 +330,15 @@ async function record(
   const unpaid = await chargeFor(tx, payable.filter((p) => !conversations.free.has(p)));
   if (unpaid.size > 0) await conversationsUnpaid(tx, conversations, unpaid);
   if (unpaid.size > 0) await markUnpaid(tx, [...unpaid]);
+  // A message riding on a conversation the wallet could not open lost its note with it (conversationsUnpaid).
+  await countNotes(
+    tx,
+    rows.map((row, i) => {
+      const p = fresh[i];
+      const note = unpaid.has(p) && conversations.free.has(p) ? null : row.note;
+      return { trigger_id: p.trigger_id, missing_variables: row.missing_variables, note };
+    }),
+  );
   // The outcomes decided here, for webhooks: built only when some endpoint of the pass's teams listens.
   const decided: MessageOutcome[] = [];
   const reporting = listening(listeners);

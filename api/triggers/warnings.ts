@@ -11,12 +11,12 @@ export interface TriggerWarnings {
 
 /**
  * The warnings of a trigger's recorded messages (missing template variables, notes; migration 014),
- * read through the partial index that holds only such messages.
+ * from the counts each delivery pass kept of them (migration 030, worker/notes.ts).
  */
 export async function triggerWarnings(db: Db, triggerId: string): Promise<TriggerWarnings> {
   const rows = await db<{ missing_variables: string | null; note: string | null; n: number }[]>`
-    select missing_variables, note, count(*)::int as n from messages
-    where trigger_id = ${triggerId} and (missing_variables is not null or note is not null)
+    select missing_variables, note, sum(n)::int as n from trigger_notes
+    where trigger_id = ${triggerId}
     group by missing_variables, note`;
   if (rows.length === 0) return {};
   const missing = new Set<string>();
