@@ -8,7 +8,7 @@ import { toUsd } from "../shared/money.ts";
 import { balanceMicros, charge, refund } from "../shared/wallet.ts";
 import type { OtpChannel } from "./codes.ts";
 import { outboxForWantOfProvider } from "../shared/providers/registry.ts";
-import { holdersAmong } from "../shared/channel_accounts.ts";
+import { holdersAmong, NO_HOLDERS } from "../shared/channel_accounts.ts";
 import { failoverAccounts } from "../shared/providers/account_providers.ts";
 import { CircuitBreakers } from "../shared/providers/circuit_breaker.ts";
 import { sendWithFailover } from "../shared/providers/failover.ts";
@@ -54,11 +54,19 @@ export interface ChannelResult {
   used_custom_template: boolean;
 }
 
-/** Chooses the template of each channel and renders its message with the code. */
-export async function planMessages(deps: Deps, teamId: string, input: MessageInput): Promise<PlannedMessage[]> {
+/**
+ * Chooses the template of each channel and renders its message with the code. `live`: the messages
+ * will really be sent (neither a test key's nor a sandbox_mode session's).
+ */
+export async function planMessages(
+  deps: Deps,
+  teamId: string,
+  input: MessageInput,
+  { live }: { live: boolean },
+): Promise<PlannedMessage[]> {
   // A team's accounts come first on any channel, as for its other live messages (worker/failover_send.ts):
-  // asked once per request, and not at all without CHANNEL_ACCOUNTS_KEY.
-  const holders = await holdersAmong(deps, [teamId]);
+  // asked once per live request, and not at all without CHANNEL_ACCOUNTS_KEY.
+  const holders = live ? await holdersAmong(deps, [teamId]) : NO_HOLDERS;
   return await Promise.all(input.channels.map(async (channel) => {
     const to = input.recipients[channel]!;
     const variables = {

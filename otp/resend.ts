@@ -66,7 +66,8 @@ export async function resendOtp(deps: Deps, teamId: string, token: string, keyIs
     await refuseBlocked(deps, teamId, phonesOf(first.recipients), fraud_guard, now);
   }
   const { codes, hashes } = newCodes(keys.code, first.id, first.channels, first.otp_length);
-  const plans = await planMessages(deps, teamId, { ...first, codes });
+  // Charged is live: a test key's or a sandbox_mode session's messages are not really sent.
+  const plans = await planMessages(deps, teamId, { ...first, codes }, { live: charging });
   const reference = `otp:${first.id}:resend:${first.resend_count + 1}`;
   const bill = { teamId, plans, fee: 0, reference };
   if (charging) await chargeUpFront(deps, bill);

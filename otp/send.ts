@@ -119,7 +119,7 @@ export async function sendOtp(deps: Deps, caller: Caller, input: SendInput): Pro
   // Nothing is sent in sandbox_mode: its channels' results, and their triggers, go in with the session.
   let sandbox: { results: ReturnType<typeof sandboxResults>; triggers: ReturnType<typeof otpTriggers> } | undefined;
   try {
-    plans = await planMessages(deps, teamId, { ...session, codes });
+    plans = await planMessages(deps, teamId, { ...session, codes }, { live: charging });
     const bill = { teamId, plans, fee, reference };
     if (charging) await chargeUpFront(deps, bill);
     if (session.sandbox_mode) {

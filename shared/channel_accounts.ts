@@ -103,7 +103,8 @@ export interface AccountHolders {
   has(teamId: string, channel: Channel): boolean;
 }
 
-const NO_HOLDERS: AccountHolders = { has: () => false };
+/** No team holds any account (a pass or request that sends nothing live). */
+export const NO_HOLDERS: AccountHolders = { has: () => false };
 
 /**
  * Which of `teamIds` hold channel accounts for which channels, as the delivery path uses them: one
