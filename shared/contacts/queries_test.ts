@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { ConflictError } from "../errors.ts";
 import { dbTest, randomEmail, testDeps, testTeam } from "../testing.ts";
 import { createContacts } from "./bulk.ts";
+import { uuidV7Time } from "../sending/ids.ts";
 import { DEFAULT_PREFERENCES } from "./preference_defaults.ts";
 import { isApnsToken, isValidDeviceToken, pushServiceOf } from "./device_tokens.ts";
 import { setAll, summarisePreferences } from "./preferences.ts";
@@ -76,6 +77,21 @@ dbTest("updateContact() and deleteContact() touch only the team's contact", asyn
   const dup = createContact(deps.sql, team.id, { email: c.email.toUpperCase() });
   await assert.rejects(dup, ConflictError);
   assert.equal(await deleteContact(deps.sql, team.id, { by: "id", value: c.id }), c.id);
+});
+
+dbTest("contact ids are UUID v7, in the order the contacts were made (a fan-out pages them so)", async () => {
+  const deps = await testDeps();
+  const { team } = await testTeam(deps);
+  const before = Date.now();
+  const first = await createContact(deps.sql, team.id, { email: randomEmail() });
+  await new Promise((r) => setTimeout(r, 2));
+  const { created } = await createContacts(deps.sql, team.id, [{ email: randomEmail() }, { email: randomEmail() }]);
+  for (const c of [first, ...created]) {
+    const time = uuidV7Time(c.id);
+    assert.ok(time !== undefined, `${c.id} is not a UUID v7`);
+    assert.ok(time >= before - 1 && time <= Date.now() + 1, `${c.id}: ${time} is not its creation time`);
+  }
+  assert.ok(created.every((c) => c.id > first.id), "made later, sorted after");
 });
 
 dbTest("createContacts() inserts the batch once and skips existing and repeated entries", async () => {
