@@ -15,7 +15,8 @@ export async function countNotes(tx: Db, messages: Noted[]): Promise<void> {
   const counts = new Map<string, Noted & { n: number }>();
   for (const m of messages) {
     if (m.missing_variables === null && m.note === null) continue;
-    const key = JSON.stringify([m.trigger_id, m.missing_variables, m.note]);
+    // U+0001 stands for null: neither a variable name ([A-Za-z0-9_.-]) nor a note holds it.
+    const key = `${m.trigger_id}\0${m.missing_variables ?? "\u0001"}\0${m.note ?? "\u0001"}`;
     const count = counts.get(key);
     if (count) count.n++;
     else counts.set(key, { ...m, n: 1 });
