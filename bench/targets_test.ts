@@ -34,15 +34,33 @@ Deno.test("checkTargets reads each target from its rows and says which are met",
   assert.equal(line("80 %", "OTP verify (one attempt written each) @50")?.met, true);
   assert.equal(line("p99", "OTP verify (one attempt written each) @50")?.met, false);
   assert.equal(line("20,000", "fan-out: email to a tag")?.met, true);
-  // 310 MiB is 325 MB: over 300 MB.
-  assert.equal(line("RSS", "fan-out: email to a tag")?.met, false);
+  // 310 MiB is 325 MB: over 300 MB, and over 300 MiB.
+  assert.equal(line("300 MB", "fan-out: email to a tag")?.met, false);
+  assert.equal(line("300 MiB", "fan-out: email to a tag")?.met, false);
   assert.equal(line("25,000", "fan-out: email to a tag")?.met, true);
   // Skipped rows and baselines are not judged.
-  assert.equal(verdicts.length, 7);
+  assert.equal(verdicts.length, 8);
   assert.match(
     renderVerdicts(verdicts),
     /- \*\*missed\*\*: issue 3: SMS send ≥ 3× kv.enqueue — SMS send \(direct\) @200: 2.40×/,
   );
+});
+
+Deno.test("issue 3 counts memory in MB, issue 29 in MiB", () => {
+  const verdicts = checkTargets([
+    {
+      scenario: "fan-out: email to a tag",
+      kind: "rate",
+      rate: 1,
+      unit: "deliveries/s",
+      errors: 0,
+      note: "peak RSS 289 MiB",
+    },
+  ]);
+  const met = (target: string) => verdicts.find((v) => v.target.includes(target))?.met;
+  // 289 MiB is 303 MB.
+  assert.equal(met("300 MB"), false);
+  assert.equal(met("300 MiB"), true);
 });
 
 Deno.test("the issue 29 targets: sustained rate with its p99, and the large fan-out against the usual one", () => {
