@@ -151,6 +151,13 @@ export async function listChannelAccounts(db: Db, teamId: string, channel: Chann
 }
 
 /**
+ * A stored account cannot be opened with this CHANNEL_ACCOUNTS_KEY (it was sealed under another, or
+ * altered): only the operator putting the accounts again mends it. Any other failure to load them
+ * (the database away) is passing, and is thrown as it is.
+ */
+export class SealedElsewhere extends Error {}
+
+/**
  * A team's accounts of `channel` with their credentials opened, in priority order, and whether the
  * team lets a message whose first hand-over timed out go to the next account.
  */
@@ -179,7 +186,9 @@ export async function loadChannelAccounts(
     credentials: await unseal<Record<string, unknown>>(key, {
       ciphertext: new Uint8Array(r.credentials_ciphertext),
       iv: new Uint8Array(r.credentials_iv),
-    }, sealContext(teamId, channel, r.provider)),
+    }, sealContext(teamId, channel, r.provider)).catch((error) => {
+      throw new SealedElsewhere(`Cannot open the ${channel} account ${r.id}: ${String(error)}`);
+    }),
     updatedAt: r.updated_at.getTime(),
   })));
   return { accounts, failoverOnTimeout: rows[0]?.failover_on_timeout ?? false };

@@ -2,7 +2,7 @@
  * The provider clients of a team's channel accounts, in the order failover tries them, with the
  * service's default provider, when one is configured, last (shared/providers/failover.ts).
  */
-import { type ChannelAccount, channelAccountsKey, loadChannelAccounts } from "../channel_accounts.ts";
+import { type ChannelAccount, channelAccountsKey, loadChannelAccounts, SealedElsewhere } from "../channel_accounts.ts";
 import type { Config } from "../config.ts";
 import { pushServiceOf } from "../contacts/device_tokens.ts";
 import type { Db } from "../db.ts";
@@ -114,6 +114,10 @@ export async function failoverAccounts(
   try {
     team = await loadChannelAccounts(deps.sql, key, teamId, channel);
   } catch (error) {
+    // The database away: the pass fails and runs again later. Sending through the default instead
+    // would hand a message to a provider the team did not choose, and a later pass, with the accounts
+    // readable again, could hand it to one of them too.
+    if (!(error instanceof SealedElsewhere)) throw error;
     // Sealed under another key (CHANNEL_ACCOUNTS_KEY changed or lost): the operator must put them again.
     log("warn", "channel accounts cannot be opened: sending through the default provider", {
       team_id: teamId,

@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { ulid } from "ulid";
 import { channelAccountsKey, putChannelAccounts } from "../channel_accounts.ts";
 import { dbTest, testDeps, testTeam } from "../testing.ts";
+import { generateSecretKey } from "../secret_box.ts";
 import { failoverAccounts } from "./account_providers.ts";
 import { CircuitBreakers } from "./circuit_breaker.ts";
 import { sendWithFailover } from "./failover.ts";
@@ -98,6 +99,27 @@ dbTest(
       "sms",
     );
     assert.deepEqual(keyless.accounts.map((a) => a.id), ["default:sms"]);
+  },
+);
+
+dbTest(
+  "failoverAccounts() of accounts sealed under another key is the default alone; a database error fails it",
+  async () => {
+    const deps = withDefaultSms(await testDeps());
+    const { team } = await testTeam(deps);
+    const twilio = { accountSid: `AC${randomHex(16)}`, authToken: randomHex(16) };
+    await using fakeTwilio = startFakeTwilio(twilio);
+    const key = await channelAccountsKey(deps.config.CHANNEL_ACCOUNTS_KEY);
+    await putChannelAccounts(deps.sql, key, { teamId: team.id, channel: "sms", failoverOnTimeout: false }, [{
+      provider: "twilio",
+      credentials: { account_sid: twilio.accountSid, auth_token: twilio.authToken },
+      base_url: fakeTwilio.url,
+    }]);
+    const rekeyed = { ...deps, config: { ...deps.config, CHANNEL_ACCOUNTS_KEY: generateSecretKey() } };
+    assert.deepEqual((await failoverAccounts(rekeyed, team.id, "sms")).accounts.map((a) => a.id), ["default:sms"]);
+    // The database away (a restart): the pass must fail and run again, never go to the default meanwhile.
+    const away = (() => Promise.reject(new Error("read ECONNRESET"))) as unknown as Deps["sql"];
+    await assert.rejects(failoverAccounts({ ...deps, sql: away }, team.id, "sms"), /ECONNRESET/);
   },
 );
 
